@@ -1,0 +1,36 @@
+"""Cutoff: a UCI chess engine in Python, built on python-chess.
+
+Architecture map (one concept per module):
+
+- ``__main__``   command line: the UCI loop by default; ``analyse`` and ``bench``.
+- ``uci``        the UCI session; the only module that reads stdin or writes stdout.
+- ``options``    the UCI option table.
+- ``controller`` facade between protocol and search; owns position, TT, histories.
+- ``limits``     ``SearchLimits``: a parsed ``go`` command.
+- ``timeman``    limits + clock -> soft and hard deadlines (pure).
+- ``position``   chess.Board plus incremental Zobrist key, evaluation terms and key history.
+- ``search``     iterative deepening, aspiration, PVS negamax, quiescence.
+- ``movepick``   move ordering: TT move, MVV-LVA captures, killers, history.
+- ``tt``         bounded transposition table.
+- ``score``      score constants, mate helpers, UCI score formatting.
+- ``evaluate``   static evaluation from the side to move's view.
+- ``psqt``       material and piece-square tables (data only).
+- ``bench``      fixed positions to a fixed depth: node count and speed.
+
+Glossary:
+
+- ply: one half-move; depth is counted in plies.
+- alpha, beta: the window; scores <= alpha fail low, scores >= beta fail high.
+- pv: principal variation, the line the search expects.
+- tt: transposition table, a cache of search results keyed by Zobrist key.
+- qsearch: quiescence search, captures only, to reach quiet positions.
+- cp: centipawn, 1/100 of a pawn; scores are in cp from the side to move's view.
+- mvv-lva: most valuable victim, least valuable attacker (capture ordering).
+- killer: a quiet move that caused a beta cutoff at the same ply in a sibling.
+- history: per (colour, from, to) counter of quiet moves that caused cutoffs.
+- lmr: late move reductions; see: static exchange evaluation (later issues).
+"""
+
+__version__ = "0.1.0"
+ENGINE_NAME = "Cutoff"
+ENGINE_AUTHOR = "the Cutoff developers"

@@ -1,0 +1,636 @@
+"""Iterative deepening, aspiration windows, PVS negamax and quiescence search.
+
+The searcher owns the per-search state (node counts, killers, PV table) and the
+history table that survives between searches of one game; the transposition
+table is passed in by its owner (the controller). Results leave through a
+callback (``on_iteration``) and the returned ``SearchResult``: this module never
+prints, never reads the clock except to compare with the deadlines it was given,
+and never changes the board it was given (it searches a copy).
+
+Hot-path rules (see performance-limits.md): one board, push/pop; the Zobrist
+key and evaluation sums come from ``Position``; the TT move is tried before any
+move generation; moves are generated pseudo-legally and tested for legality
+only when they could leave the king attacked; repetition uses our key history.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import chess
+
+from engine import movepick
+from engine.evaluate import evaluate_sums
+from engine.movepick import decode, move_code, order_captures, order_moves
+from engine.position import Position
+from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
+from engine.tt import BOUND_EXACT as TT_EXACT
+from engine.tt import BOUND_LOWER as TT_LOWER
+from engine.tt import BOUND_UPPER as TT_UPPER
+from engine.tt import TranspositionTable
+
+BOUND_EXACT = "exact"
+BOUND_LOWER = "lower"
+BOUND_UPPER = "upper"
+
+ASPIRATION_MIN_DEPTH = 4
+"""Iterations from this depth on start with a narrow window around the last score."""
+ASPIRATION_WINDOW_CP = 30
+"""Half-width of the first aspiration window; doubled after every failure."""
+POLL_INTERVAL_NODES = 512
+"""Clock and stop flag are read once per this many nodes (a power of two)."""
+SOFT_LIMIT_NEXT_ITERATION = 0.6
+"""No new iteration once this share of the soft budget is spent: it would not finish."""
+
+_BB_SQUARES = chess.BB_SQUARES
+_KING = chess.KING
+_PAWN = chess.PAWN
+_BB_RANK_7 = chess.BB_RANK_7
+_BB_RANK_2 = chess.BB_RANK_2
+_BB_RANK_8 = chess.BB_RANK_8
+_BB_RANK_1 = chess.BB_RANK_1
+
+
+def _lines_through(square: int) -> int:
+    """Squares on a rank, file or diagonal through ``square`` (empty board)."""
+    return (
+        chess.BB_RANK_ATTACKS[square][0]
+        | chess.BB_FILE_ATTACKS[square][0]
+        | chess.BB_DIAG_ATTACKS[square][0]
+    )
+
+
+_KING_LINES = [_lines_through(sq) for sq in chess.SQUARES]
+"""A piece off every line through its king cannot expose the king by moving."""
+
+
+class SearchAbortedError(Exception):
+    """Raised inside the tree when the search must stop at once."""
+
+
+@dataclass
+class SearchParams:
+    """What limits one search, apart from the clock (see SearchControl)."""
+
+    max_depth: int = MAX_PLY - 8
+    node_limit: Optional[int] = None
+    mate_moves: Optional[int] = None  # stop once a mate in <= this many moves is found
+    multipv: int = 1
+    root_moves: Optional[list[chess.Move]] = None  # `searchmoves`; None = all legal moves
+
+
+@dataclass
+class SearchControl:
+    """Signals shared between the controller thread and the search thread.
+
+    Deadlines are ``time.monotonic()`` seconds; None means no limit. The controller may
+    change them during a search (``ponderhit``); the search re-reads them every few
+    hundred nodes. ``stop`` aborts the search as soon as possible.
+    """
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    start_time: float = 0.0
+    soft_deadline: Optional[float] = None
+    hard_deadline: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class IterationInfo:
+    """One line of search progress (one per multipv line per iteration)."""
+
+    depth: int
+    seldepth: int
+    multipv: int  # 1-based
+    score: int  # side to move's view (engine.score)
+    bound: str  # BOUND_EXACT, BOUND_LOWER or BOUND_UPPER
+    nodes: int
+    time_ms: int
+    hashfull: int
+    pv: list[chess.Move]
+
+
+@dataclass
+class SearchResult:
+    """The outcome of a search: the move to play and what backs it."""
+
+    best_move: Optional[chess.Move]
+    ponder_move: Optional[chess.Move]
+    score: int
+    depth: int
+    nodes: int
+    seldepth: int = 0
+
+
+@dataclass
+class _RootLine:
+    """A root move with the score and PV of its last completed search."""
+
+    move: chess.Move
+    score: int = -INFINITE
+    pv: list[chess.Move] = field(default_factory=list)
+
+
+class Searcher:
+    """Searches positions; keeps history between searches of the same game."""
+
+    def __init__(self, tt: TranspositionTable) -> None:
+        self.tt = tt
+        self.history = movepick.new_history()
+        self.nodes = 0
+        self.seldepth = 0
+        self._killers: list[list[int]] = [[0, 0] for _ in range(MAX_PLY + 1)]
+        self._pv: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 1)]
+        self._poll_mask = POLL_INTERVAL_NODES - 1
+        self._control = SearchControl()
+        self._node_limit: Optional[int] = None
+        self._pos = Position(chess.Board())
+
+    def new_game(self) -> None:
+        """Forget killers and history (the controller clears the TT)."""
+        self.history = movepick.new_history()
+        self._killers = [[0, 0] for _ in range(MAX_PLY + 1)]
+
+    # ------------------------------------------------------------------ driver
+
+    def search(
+        self,
+        board: chess.Board,
+        params: SearchParams,
+        control: SearchControl,
+        on_iteration: Optional[Callable[[IterationInfo], None]] = None,
+    ) -> SearchResult:
+        """Search ``board`` (a copy is made) within ``params`` and ``control``."""
+        if not control.start_time:
+            control.start_time = time.monotonic()
+        pos = Position(board.copy())
+        self._pos = pos
+        self._control = control
+        self._node_limit = params.node_limit
+        self._poll_mask = POLL_INTERVAL_NODES - 1
+        if params.node_limit is not None:
+            while self._poll_mask and self._poll_mask + 1 > max(params.node_limit // 8, 1):
+                self._poll_mask >>= 1
+        self.nodes = 0
+        self.seldepth = 0
+        self._killers = [[0, 0] for _ in range(MAX_PLY + 1)]
+        self.tt.new_search()
+        movepick.age_history(self.history)
+
+        legal = list(pos.board.generate_legal_moves())
+        if params.root_moves:
+            wanted = {move_code(m) for m in params.root_moves}
+            restricted = [m for m in legal if move_code(m) in wanted]
+            legal = restricted or legal
+        if not legal:
+            score = -MATE if pos.board.is_check() else 0
+            return SearchResult(None, None, score, 0, 0)
+
+        lines = [_RootLine(m) for m in legal]
+        self._order_root(lines)
+        multipv = max(1, min(params.multipv, len(lines)))
+        best = lines[0]
+        completed_depth = 0
+        previous_best_code = 0
+        for depth in range(1, max(1, params.max_depth) + 1):
+            try:
+                for pv_index in range(multipv):
+                    self._search_root_aspirated(depth, lines, pv_index, on_iteration)
+            except SearchAbortedError:
+                # A move of the unfinished iteration is only trusted when it beat the
+                # previous best in a full-window re-search (it then sits in front).
+                if lines[0].pv and lines[0].score > -INFINITE:
+                    best = lines[0]
+                break
+            completed_depth = depth
+            best = lines[0]
+            if on_iteration is not None:
+                self._report_lines(depth, lines, multipv, on_iteration)
+            if self._should_stop_after(depth, params, best, previous_best_code, len(legal)):
+                break
+            previous_best_code = move_code(best.move)
+
+        ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
+        return SearchResult(
+            best.move, ponder, best.score, completed_depth, self.nodes, self.seldepth
+        )
+
+    def _order_root(self, lines: list[_RootLine]) -> None:
+        """First iteration order: TT move, then the interior-node ordering."""
+        board = self._pos.board
+        word = self.tt.probe(self._pos.key)
+        tt_code = (word >> 16) & 0xFFFF if word else 0
+        moves = [line.move for line in lines]
+        ordered = order_moves(board, moves, -1, 0, 0, self.history)
+        rank = {move_code(m): i for i, m in enumerate(ordered)}
+        lines.sort(
+            key=lambda line: -1 if move_code(line.move) == tt_code else rank[move_code(line.move)]
+        )
+
+    def _should_stop_after(
+        self,
+        depth: int,
+        params: SearchParams,
+        best: _RootLine,
+        previous_best_code: int,
+        legal_count: int,
+    ) -> bool:
+        """Decide at an iteration boundary whether another iteration is worth it."""
+        if (
+            params.mate_moves is not None
+            and best.score >= MATE_BOUND
+            and (MATE - best.score + 1) // 2 <= params.mate_moves
+        ):
+            return True
+        if abs(best.score) >= MATE_BOUND and depth >= MATE - abs(best.score) + 2:
+            # A mate proven within the horizon cannot improve with more depth.
+            return depth >= params.max_depth or self._control.soft_deadline is not None
+        soft = self._control.soft_deadline
+        if soft is None:
+            return False
+        if legal_count == 1:
+            return True
+        now = time.monotonic()
+        budget = soft - self._control.start_time
+        share = SOFT_LIMIT_NEXT_ITERATION
+        if move_code(best.move) != previous_best_code:
+            share = 1.0  # the best move just changed: worth confirming
+        return now - self._control.start_time >= budget * share
+
+    def _ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
+        """The expected reply from the TT when the PV is one move long."""
+        pos = self._pos
+        board = pos.board
+        if not board.is_legal(move):
+            return None
+        pos.push(move)
+        try:
+            word = self.tt.probe(pos.key)
+            if word:
+                reply = decode((word >> 16) & 0xFFFF)
+                if (word >> 16) & 0xFFFF and board.is_legal(reply):
+                    return reply
+            return None
+        finally:
+            pos.pop()
+
+    def _report_lines(
+        self,
+        depth: int,
+        lines: list[_RootLine],
+        multipv: int,
+        on_iteration: Callable[[IterationInfo], None],
+    ) -> None:
+        elapsed_ms = int((time.monotonic() - self._control.start_time) * 1000)
+        hashfull = self.tt.hashfull()
+        for i in range(multipv):
+            line = lines[i]
+            on_iteration(
+                IterationInfo(
+                    depth,
+                    self.seldepth,
+                    i + 1,
+                    line.score,
+                    BOUND_EXACT,
+                    self.nodes,
+                    elapsed_ms,
+                    hashfull,
+                    list(line.pv) or [line.move],
+                )
+            )
+
+    def _search_root_aspirated(
+        self,
+        depth: int,
+        lines: list[_RootLine],
+        pv_index: int,
+        on_iteration: Optional[Callable[[IterationInfo], None]],
+    ) -> None:
+        """Search root lines[pv_index:] with aspiration windows; best goes to pv_index."""
+        previous = lines[pv_index].score
+        if depth >= ASPIRATION_MIN_DEPTH and abs(previous) < MATE_BOUND:
+            delta = ASPIRATION_WINDOW_CP
+            alpha = max(previous - delta, -INFINITE)
+            beta = min(previous + delta, INFINITE)
+        else:
+            delta = INFINITE
+            alpha, beta = -INFINITE, INFINITE
+        while True:
+            score = self._search_root(depth, lines, pv_index, alpha, beta)
+            if alpha < score < beta or (alpha == -INFINITE and beta == INFINITE):
+                return
+            bound = BOUND_UPPER if score <= alpha else BOUND_LOWER
+            if on_iteration is not None:
+                line = lines[pv_index]
+                on_iteration(
+                    IterationInfo(
+                        depth,
+                        self.seldepth,
+                        pv_index + 1,
+                        score,
+                        bound,
+                        self.nodes,
+                        int((time.monotonic() - self._control.start_time) * 1000),
+                        self.tt.hashfull(),
+                        list(line.pv) or [line.move],
+                    )
+                )
+            delta *= 2
+            if score <= alpha:
+                alpha = max(score - delta, -INFINITE)
+                if delta > 1000:
+                    alpha = -INFINITE
+            else:
+                beta = min(score + delta, INFINITE)
+                if delta > 1000:
+                    beta = INFINITE
+
+    def _search_root(
+        self, depth: int, lines: list[_RootLine], first: int, alpha: int, beta: int
+    ) -> int:
+        """PVS over the root moves lines[first:]; returns the best score (fail-soft)."""
+        pos = self._pos
+        pvt = self._pv
+        self.nodes += 1
+        best_score = -INFINITE
+        for i in range(first, len(lines)):
+            line = lines[i]
+            pos.push(line.move)
+            full_window = True
+            try:
+                if i == first:
+                    score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
+                else:
+                    full_window = False
+                    score = -self._negamax(-alpha - 1, -alpha, depth - 1, 1, False)
+                    if alpha < score < beta:
+                        full_window = True
+                        score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
+            finally:
+                pos.pop()
+            if score > best_score:
+                best_score = score
+            if i == first or score > alpha:
+                line.score = score
+                line.pv = [line.move, *pvt[1]] if full_window else [line.move]
+                if i != first:
+                    # The new best moves to the front of the searched part (stable order).
+                    lines.insert(first, lines.pop(i))
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+            else:
+                line.score = -INFINITE
+        code = move_code(lines[first].move)
+        bound = TT_LOWER if best_score >= beta else TT_EXACT
+        if first == 0 and best_score > -INFINITE:
+            self.tt.store(pos.key, depth, bound, score_to_tt(best_score, 0), code)
+        return best_score
+
+    # ------------------------------------------------------------------- nodes
+
+    def _poll(self) -> None:
+        """Abort when stopped, past the hard deadline or over the node limit."""
+        control = self._control
+        if control.stop.is_set():
+            raise SearchAbortedError
+        if self._node_limit is not None and self.nodes >= self._node_limit:
+            raise SearchAbortedError
+        hard = control.hard_deadline
+        if hard is not None and time.monotonic() >= hard:
+            raise SearchAbortedError
+
+    def _negamax(self, alpha: int, beta: int, depth: int, ply: int, pv_node: bool) -> int:
+        """Fail-soft PVS negamax; ``pv_node`` is true when the window is open."""
+        pos = self._pos
+        board = pos.board
+        pvt = self._pv
+        if pv_node:
+            pvt[ply] = []
+
+        # 1. In check: extend, so that a check never ends the main search.
+        in_check = board.is_check()
+        if in_check:
+            depth += 1
+
+        # 2. Horizon: resolve captures first.
+        if depth <= 0:
+            return self._qsearch(alpha, beta, ply, False)
+
+        # 3. Count the node; the clock and stop flag are read only now and then.
+        self.nodes += 1
+        if not self.nodes & self._poll_mask:
+            self._poll()
+        if ply > self.seldepth:
+            self.seldepth = ply
+
+        # 4. Draws by rule: fifty moves, repetition, insufficient material.
+        if board.halfmove_clock >= 100 and not in_check:
+            return 0
+        if board.halfmove_clock >= 4 and pos.is_repetition():
+            return 0
+        if not (board.pawns | board.rooks | board.queens) and (
+            (board.knights | board.bishops).bit_count() <= 1
+        ):
+            return 0
+        if ply >= MAX_PLY - 1:
+            return evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+
+        # 5. Mate distance pruning: no line here can beat a shorter mate found already.
+        mating = MATE - ply
+        if alpha < -mating:
+            alpha = -mating
+        if beta > mating - 1:
+            beta = mating - 1
+        if alpha >= beta:
+            return alpha
+
+        # 6. Transposition table: a deep enough bound ends zero-window nodes at once.
+        tt = self.tt
+        key = pos.key
+        word = tt.probe(key)
+        tt_code = 0
+        if word:
+            tt_code = (word >> 16) & 0xFFFF
+            if not pv_node and ((word >> 32) & 0xFF) >= depth:
+                tt_score = score_from_tt((word & 0xFFFF) - 32768, ply)
+                bound = (word >> 40) & 3
+                if (
+                    bound == TT_EXACT
+                    or (bound == TT_LOWER and tt_score >= beta)
+                    or (bound == TT_UPPER and tt_score <= alpha)
+                ):
+                    return tt_score
+
+        # 7. Moves: the TT move before any generation, then ordered pseudo-legal moves.
+        us = board.turn
+        king_sq = board.king(us)
+        lines = _KING_LINES[king_sq] if king_sq is not None else -1
+        ep_square = board.ep_square
+        original_alpha = alpha
+        best_score = -INFINITE
+        best_code = 0
+        searched = 0
+        killers = self._killers[ply]
+        ordered: Optional[list[chess.Move]] = None
+        tt_move: Optional[chess.Move] = None
+        if tt_code:
+            tt_move = decode(tt_code)
+            if not board.is_pseudo_legal(tt_move):
+                tt_move = None
+                tt_code = 0
+        stage_moves: list[chess.Move] = [tt_move] if tt_move is not None else []
+        stage = 0
+        while True:
+            if stage == 0:
+                moves = stage_moves
+            else:
+                ordered = order_moves(
+                    board,
+                    list(board.generate_pseudo_legal_moves()),
+                    tt_code,
+                    killers[0],
+                    killers[1],
+                    self.history,
+                )
+                moves = ordered
+            for move in moves:
+                from_sq = move.from_square
+                risky = (
+                    in_check
+                    or from_sq == king_sq
+                    or _BB_SQUARES[from_sq] & lines
+                    or (move.to_square == ep_square and board.piece_type_at(from_sq) == _PAWN)
+                )
+                pos.push(move)
+                if risky and board.was_into_check():
+                    pos.pop()
+                    continue
+                searched += 1
+                # A child's PV is only valid when the child was searched as a PV node.
+                full_window = pv_node
+                try:
+                    if searched == 1:
+                        score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, pv_node)
+                    else:
+                        full_window = False
+                        score = -self._negamax(-alpha - 1, -alpha, depth - 1, ply + 1, False)
+                        if pv_node and alpha < score < beta:
+                            full_window = True
+                            score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, True)
+                finally:
+                    pos.pop()
+                if score > best_score:
+                    best_score = score
+                    if score > alpha:
+                        best_code = from_sq | (move.to_square << 6) | ((move.promotion or 0) << 12)
+                        alpha = score
+                        if pv_node:
+                            pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
+                        if alpha >= beta:
+                            # 8. Cutoff: remember quiet moves that refute (killers, history).
+                            if not (
+                                _BB_SQUARES[move.to_square] & board.occupied_co[not us]
+                                or move.promotion
+                            ):
+                                if killers[0] != best_code:
+                                    killers[1] = killers[0]
+                                    killers[0] = best_code
+                                history = self.history
+                                index = (4096 if us else 0) + from_sq * 64 + move.to_square
+                                history[index] += depth * depth
+                                if history[index] >= movepick.HISTORY_MAX:
+                                    movepick.age_history(history)
+                            tt.store(key, depth, TT_LOWER, score_to_tt(best_score, ply), best_code)
+                            return best_score
+            if stage == 1:
+                break
+            stage = 1
+
+        # 9. No legal move: checkmate or stalemate.
+        if not searched:
+            return -mating if in_check else 0
+
+        bound = TT_EXACT if best_score > original_alpha else TT_UPPER
+        tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
+        return best_score
+
+    def _qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
+        """Captures and queen promotions until the position is quiet; evasions in check."""
+        pos = self._pos
+        board = pos.board
+        self.nodes += 1
+        if not self.nodes & self._poll_mask:
+            self._poll()
+        if ply > self.seldepth:
+            self.seldepth = ply
+        if ply >= MAX_PLY - 1:
+            return evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+
+        if in_check:
+            # Evasions: every legal move, no stand-pat (standing still is not allowed).
+            best_score = -INFINITE
+            moves = order_moves(board, list(board.generate_legal_moves()), -1, 0, 0, self.history)
+            if not moves:
+                return -(MATE - ply)
+            for move in moves:
+                pos.push(move)
+                try:
+                    score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+                finally:
+                    pos.pop()
+                if score > best_score:
+                    best_score = score
+                    if score > alpha:
+                        alpha = score
+                        if alpha >= beta:
+                            break
+            return best_score
+
+        # Stand pat: the side to move need not capture.
+        best_score = evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+        if best_score >= beta:
+            return best_score
+        if best_score > alpha:
+            alpha = best_score
+
+        us = board.turn
+        captures = list(board.generate_pseudo_legal_captures())
+        promo_rank = _BB_RANK_7 if us else _BB_RANK_2
+        if board.pawns & board.occupied_co[us] & promo_rank:
+            captures.extend(
+                m
+                for m in board.generate_pseudo_legal_moves(
+                    board.pawns & promo_rank, ~board.occupied & (_BB_RANK_8 | _BB_RANK_1)
+                )
+                if m.promotion == chess.QUEEN
+            )
+        if not captures:
+            return best_score
+        king_sq = board.king(us)
+        lines = _KING_LINES[king_sq] if king_sq is not None else -1
+        ep_square = board.ep_square
+        for move in order_captures(board, captures):
+            from_sq = move.from_square
+            # A capture onto the en passant square is en passant: two pawns leave the rank.
+            risky = (
+                from_sq == king_sq or _BB_SQUARES[from_sq] & lines or move.to_square == ep_square
+            )
+            pos.push(move)
+            if risky and board.was_into_check():
+                pos.pop()
+                continue
+            try:
+                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+            finally:
+                pos.pop()
+            if score > best_score:
+                best_score = score
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+        return best_score
