@@ -1,0 +1,531 @@
+"""The facade between the UCI protocol and the search.
+
+The controller owns what lives across searches: the current position, the
+transposition table, the searcher (with its history tables) and the option
+values that act on them. It runs every search (and ``go perft`` and ``bench``)
+on one worker thread, turns ``go`` limits into deadlines (timeman.py), applies
+``stop`` and ``ponderhit``, formats ``info`` lines from the search's iteration
+reports and guarantees exactly one legal ``bestmove`` per search, also when the
+search raises. Output leaves through the ``emit`` callback, one whole line per
+call; this module must not read stdin or write stdout itself, and must not
+parse protocol text (uci.py hands it parsed values).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import chess
+import chess.polyglot
+
+from engine import timeman
+from engine.limits import SearchLimits
+from engine.options import (
+    CLEAR_HASH,
+    HASH,
+    MOVE_OVERHEAD,
+    MULTIPV,
+    PONDER,
+    UCI_CHESS960,
+    Options,
+    OptionSpec,
+    Value,
+)
+from engine.score import MAX_PLY, uci_score
+from engine.search import (
+    BOUND_EXACT,
+    BOUND_LOWER,
+    IterationInfo,
+    SearchControl,
+    Searcher,
+    SearchParams,
+    SearchResult,
+)
+from engine.tt import TranspositionTable
+
+Emit = Callable[[str], None]
+
+MAX_DEPTH = MAX_PLY - 8
+"""Deepest iteration a ``go depth`` may ask for (the search's own ceiling)."""
+MAX_PERFT_DEPTH = 20
+"""``go perft`` deeper than this would never finish; it is clamped (stop still works)."""
+QUIT_GRACE_S = 1.0
+"""How long ``quit`` waits for a running search to wind down."""
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """``text`` reduced to printable ASCII and at most ``limit`` characters.
+
+    Echoed input (a bad move, a bad FEN) goes into ``info string`` lines, which
+    must be one ASCII line: control characters and non-ASCII become ``?``.
+    """
+    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
+def legal_pv(root: chess.Board, moves: list[chess.Move]) -> list[chess.Move]:
+    """The longest prefix of ``moves`` that is legal from ``root``.
+
+    The PV also ends where the game would: after a threefold repetition or the
+    fifty-move rule (checkmate and stalemate end it by legality).
+    """
+    board = root.copy()
+    pv: list[chess.Move] = []
+    for move in moves:
+        if not board.is_legal(move):
+            break
+        board.push(move)
+        pv.append(move)
+        if board.halfmove_clock >= 100 or board.is_repetition(3):
+            break
+    return pv
+
+
+def format_info(
+    info: IterationInfo, root: chess.Board, chess960: bool, pv: Optional[list[chess.Move]] = None
+) -> str:
+    """One UCI ``info`` line for an iteration report (SF-06 field order)."""
+    moves = legal_pv(root, info.pv) if pv is None else pv
+    nps = info.nodes * 1000 // max(1, info.time_ms)
+    line = (
+        f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"
+        f" multipv {info.multipv} score {uci_score(info.score)}"
+    )
+    if info.bound != BOUND_EXACT:
+        line += " lowerbound" if info.bound == BOUND_LOWER else " upperbound"
+    line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {info.time_ms}"
+    if moves:
+        line += " pv " + format_moves(root, moves, chess960)
+    return line
+
+
+def format_moves(root: chess.Board, moves: list[chess.Move], chess960: bool) -> str:
+    """Legal ``moves`` from ``root`` in UCI notation, castling as the option says (R-07)."""
+    board = root.copy(stack=False)
+    out = []
+    for move in moves:
+        out.append(board.uci(move, chess960=chess960))
+        board.push(move)
+    return " ".join(out)
+
+
+@dataclass
+class _Job:
+    """One running ``go``: its inputs, its signals and what it has reported."""
+
+    root: chess.Board
+    limits: SearchLimits
+    params: SearchParams
+    control: SearchControl
+    chess960: bool
+    withhold: bool
+    """Ponder or infinite: no bestmove before ``stop`` or ``ponderhit``."""
+    budget: timeman.TimeBudget
+    base_time: float
+    """Deadlines are measured from here (``go``, or ``ponderhit``)."""
+    release: threading.Event = field(default_factory=threading.Event)
+    tracker: timeman.StabilityTracker = field(default_factory=timeman.StabilityTracker)
+    last_main: Optional[IterationInfo] = None
+    last_exact: Optional[IterationInfo] = None
+
+
+class Controller:
+    """Position, TT, searcher and the worker thread behind a UCI session."""
+
+    def __init__(
+        self,
+        emit: Emit,
+        options: Optional[Options] = None,
+        debug: Optional[Callable[[], bool]] = None,
+    ) -> None:
+        self.options = options if options is not None else Options()
+        self._emit = emit
+        self._debug = debug if debug is not None else (lambda: False)
+        self.tt = TranspositionTable(self.options.get_int(HASH))
+        self.searcher = Searcher(self.tt)
+        self.board = chess.Board(chess960=self.options.get_bool(UCI_CHESS960))
+        self._lock = threading.Lock()
+        self._job: Optional[_Job] = None
+        self._stop_other = threading.Event()
+        """Stop flag of a non-search job (perft)."""
+        self._idle = threading.Event()
+        self._idle.set()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def chess960(self) -> bool:
+        return self.options.get_bool(UCI_CHESS960)
+
+    def is_busy(self) -> bool:
+        """True while a search, perft or bench runs (or waits to send bestmove)."""
+        return not self._idle.is_set()
+
+    def is_awaiting_stop(self) -> bool:
+        """True when the running search can only end by ``stop``/``ponderhit``."""
+        with self._lock:
+            job = self._job
+            return job is not None and job.withhold and not job.release.is_set()
+
+    def wait_idle(self, timeout: Optional[float] = None) -> bool:
+        return self._idle.wait(timeout)
+
+    def info_string(self, text: str) -> None:
+        self._emit("info string " + printable(text, 200))
+
+    # ------------------------------------------------------- idle-only commands
+
+    def set_board(self, board: chess.Board) -> None:
+        """Make ``board`` (with its move stack) the position for the next ``go``."""
+        self.board = board
+
+    def new_game(self) -> None:
+        """Forget everything learnt in the previous game (TT, histories)."""
+        self.tt.clear()
+        self.searcher.new_game()
+
+    def set_option(self, name: str, raw: Optional[str]) -> None:
+        """Validate, store and apply one option (raises OptionError)."""
+        spec, value, note = self.options.set(name, raw)
+        if note:
+            self.info_string(note)
+        self._apply_option(spec, value)
+
+    def _apply_option(self, spec: OptionSpec, value: Optional[Value]) -> None:
+        if spec.name == HASH and isinstance(value, int) and value != self.tt.size_mb:
+            self.tt.resize(value)
+        elif spec.name == CLEAR_HASH:
+            self.new_game()
+        elif spec.name == UCI_CHESS960 and isinstance(value, bool):
+            self.board.chess960 = value
+
+    # ------------------------------------------------------------------ search
+
+    def go(self, limits: SearchLimits, received_at: float) -> None:
+        """Start a search of the current position on the worker thread."""
+        root = self.board.copy()
+        params = SearchParams(
+            max_depth=MAX_DEPTH if limits.depth is None else max(1, min(MAX_DEPTH, limits.depth)),
+            node_limit=None if limits.nodes is None else max(1, limits.nodes),
+            mate_moves=None if limits.mate is None else max(1, limits.mate),
+            multipv=self.options.get_int(MULTIPV),
+            root_moves=self._root_moves(root, limits.searchmoves),
+        )
+        budget = timeman.plan(
+            limits, root.turn, self.options.get_int(MOVE_OVERHEAD), self.options.get_bool(PONDER)
+        )
+        if budget.panic:
+            params.max_depth = 1
+        control = SearchControl(start_time=received_at)
+        job = _Job(
+            root=root,
+            limits=limits,
+            params=params,
+            control=control,
+            chess960=self.chess960,
+            withhold=limits.ponder or limits.is_unbounded(),
+            budget=budget,
+            base_time=received_at,
+        )
+        self._set_deadlines(job)
+        if self._debug():
+            self.info_string(
+                f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
+                f" panic {budget.panic} max depth {params.max_depth}"
+            )
+        self._start(lambda: self._run_search(job), job)
+
+    def stop(self) -> None:
+        """End the running search (or perft) as soon as possible; idle: nothing."""
+        self._stop_other.set()
+        with self._lock:
+            job = self._job
+        if job is not None:
+            job.control.stop.set()
+            job.release.set()
+
+    def ponderhit(self, received_at: float) -> None:
+        """The predicted move was played: the ponder search becomes a timed one (TM-08)."""
+        with self._lock:
+            job = self._job
+            if job is None or not job.limits.ponder:
+                return
+            job.limits.ponder = False
+            if job.limits.is_unbounded():
+                return  # `go ponder infinite`: now an infinite search, still waits for stop
+            job.budget = timeman.plan(
+                job.limits,
+                job.root.turn,
+                self.options.get_int(MOVE_OVERHEAD),
+                self.options.get_bool(PONDER),
+            )
+            job.base_time = received_at
+            self._set_deadlines(job)
+            job.withhold = False
+            job.release.set()
+
+    def _set_deadlines(self, job: _Job) -> None:
+        budget = job.budget
+        control = job.control
+        if budget.hard_ms is not None:
+            control.hard_deadline = job.base_time + budget.hard_ms / 1000.0
+        soft_ms = timeman.scaled_soft_ms(budget, job.tracker.scale())
+        if soft_ms is not None:
+            control.soft_deadline = job.base_time + soft_ms / 1000.0
+
+    def _root_moves(self, root: chess.Board, texts: list[str]) -> Optional[list[chess.Move]]:
+        """``searchmoves`` as legal moves; bad ones are reported and skipped (SF-04)."""
+        moves: list[chess.Move] = []
+        for text in texts:
+            if text == "0000":
+                continue  # python-chess sends this for an empty root_moves list
+            try:
+                move = root.parse_uci(text)
+            except ValueError:
+                self.info_string(f"searchmoves: ignoring illegal move '{text}'")
+                continue
+            if move not in moves:
+                moves.append(move)
+        return moves or None
+
+    def _start(self, target: Callable[[], None], job: Optional[_Job]) -> None:
+        if not self._idle.is_set():
+            raise RuntimeError("the engine is busy")
+        self._stop_other.clear()
+        with self._lock:
+            self._job = job
+        self._idle.clear()
+        thread = threading.Thread(target=self._guard(target), name="cutoff-worker", daemon=True)
+        thread.start()
+
+    def _guard(self, target: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            except Exception as exc:
+                self.info_string(f"error: {type(exc).__name__}: {exc}")
+            finally:
+                with self._lock:
+                    self._job = None
+                self._idle.set()
+
+        return run
+
+    def _run_search(self, job: _Job) -> None:
+        result: Optional[SearchResult] = None
+        if any(True for _ in job.root.generate_legal_moves()):
+            try:
+                result = self.searcher.search(
+                    job.root.copy(), job.params, job.control, lambda i: self._on_iteration(job, i)
+                )
+            except Exception as exc:
+                # R-20: report, then answer with a legal fallback move below.
+                self.info_string(f"error in search: {type(exc).__name__}: {exc}")
+        if job.withhold:
+            job.release.wait()
+        for line in self._final_lines(job, result):
+            self._emit(line)
+
+    def _on_iteration(self, job: _Job, info: IterationInfo) -> None:
+        try:
+            if info.multipv == 1:
+                job.last_main = info
+                if info.bound == BOUND_EXACT and info.pv:
+                    job.last_exact = info
+                    job.tracker.update(info.pv[0].uci(), info.score)
+                    with self._lock:
+                        self._set_deadlines(job)
+            self._emit(format_info(info, job.root, job.chess960))
+        except Exception as exc:
+            self.info_string(f"error reporting an iteration: {type(exc).__name__}: {exc}")
+
+    def _final_lines(self, job: _Job, result: Optional[SearchResult]) -> list[str]:
+        """The closing exact-score info line (when needed) and the bestmove line."""
+        root = job.root
+        legal = list(root.generate_legal_moves())
+        if not legal:
+            # R-18: mated (mate 0) or stalemated (cp 0), and no move to play.
+            score = "mate 0" if root.is_check() else "cp 0"
+            return [f"info depth 0 score {score}", "bestmove (none)"]
+        best = result.best_move if result is not None else None
+        if best is None or best not in legal:
+            best = self._fallback_move(job, legal)
+        ponder = self._ponder_move(job, result, best)
+        lines = []
+        last = job.last_main
+        if last is None or last.bound != BOUND_EXACT or not last.pv or last.pv[0] != best:
+            lines.append(self._closing_info(job, result, best, ponder))
+        move_text = root.uci(best, chess960=job.chess960)
+        if ponder is not None:
+            after = root.copy(stack=False)
+            after.push(best)
+            lines.append(f"bestmove {move_text} ponder {after.uci(ponder, chess960=job.chess960)}")
+        else:
+            lines.append(f"bestmove {move_text}")
+        return lines
+
+    def _fallback_move(self, job: _Job, legal: list[chess.Move]) -> chess.Move:
+        """A legal move when the search gave none: the last PV move, else the first legal."""
+        for info in (job.last_exact, job.last_main):
+            if info is not None and info.pv and info.pv[0] in legal:
+                return info.pv[0]
+        allowed = job.params.root_moves or []
+        for move in allowed:
+            if move in legal:
+                return move
+        return legal[0]
+
+    def _ponder_move(
+        self, job: _Job, result: Optional[SearchResult], best: chess.Move
+    ) -> Optional[chess.Move]:
+        candidates: list[Optional[chess.Move]] = []
+        if result is not None and result.best_move == best:
+            candidates.append(result.ponder_move)
+        for info in (job.last_exact, job.last_main):
+            if info is not None and len(info.pv) > 1 and info.pv[0] == best:
+                candidates.append(info.pv[1])
+        after = job.root.copy(stack=False)
+        after.push(best)
+        for move in candidates:
+            if move is not None and after.is_legal(move):
+                return move
+        return None
+
+    def _closing_info(
+        self,
+        job: _Job,
+        result: Optional[SearchResult],
+        best: chess.Move,
+        ponder: Optional[chess.Move],
+    ) -> str:
+        """An exact-score line whose PV starts with the move we play (fastchess, PC-06)."""
+        exact = job.last_exact
+        elapsed_ms = max(0, int((time.monotonic() - job.control.start_time) * 1000))
+        nodes = result.nodes if result is not None else self.searcher.nodes
+        pv = [best] + ([ponder] if ponder is not None else [])
+        if exact is not None and exact.pv and exact.pv[0] == best:
+            depth, score, pv = exact.depth, exact.score, exact.pv
+        elif result is not None and result.best_move == best and result.depth > 0:
+            depth, score = result.depth, result.score
+        else:
+            # Aborted before depth 1 finished: no searched score exists, use the static one.
+            depth, score = 0, self._static_score(job.root)
+        seldepth = result.seldepth if result is not None else 0
+        info = IterationInfo(
+            depth=depth,
+            seldepth=seldepth,
+            multipv=1,
+            score=score,
+            bound=BOUND_EXACT,
+            nodes=nodes,
+            time_ms=elapsed_ms,
+            hashfull=self.tt.hashfull(),
+            pv=pv,
+        )
+        return format_info(info, job.root, job.chess960)
+
+    @staticmethod
+    def _static_score(board: chess.Board) -> int:
+        from engine.evaluate import evaluate
+
+        try:
+            return evaluate(board)
+        except Exception:
+            return 0
+
+    # ---------------------------------------------------------------- extras
+
+    def perft(self, depth: int) -> None:
+        """``go perft N``: per-move counts, a blank line, the total (Stockfish layout)."""
+        board = self.board.copy()
+        depth = max(0, min(MAX_PERFT_DEPTH, depth))
+        self._start(lambda: self._run_perft(board, depth), None)
+
+    def _run_perft(self, board: chess.Board, depth: int) -> None:
+        stop = self._stop_other
+        total = 0
+        try:
+            if depth == 0:
+                total = 1
+            else:
+                for move in list(board.generate_legal_moves()):
+                    text = board.uci(move, chess960=self.chess960)
+                    board.push(move)
+                    count = perft_count(board, depth - 1, stop)
+                    board.pop()
+                    self._emit(f"{text}: {count}")
+                    total += count
+        except PerftStoppedError:
+            self.info_string("perft stopped")
+            return
+        self._emit("")
+        self._emit(f"Nodes searched: {total}")
+
+    def bench(self, depth: Optional[int]) -> None:
+        """Run the bench on the worker, printing through ``emit``."""
+        from engine.bench import run_bench
+
+        def run() -> None:
+            run_bench(depth=depth, out=self._emit)
+
+        self._start(run, None)
+
+    def display(self) -> list[str]:
+        """``d``: the board, its FEN, Polyglot key and checkers (Stockfish layout)."""
+        board = self.board
+        rule = " +---+---+---+---+---+---+---+---+"
+        lines = ["", rule]
+        for rank in range(7, -1, -1):
+            cells = []
+            for file in range(8):
+                piece = board.piece_at(chess.square(file, rank))
+                cells.append(piece.symbol() if piece else " ")
+            lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
+            lines.append(rule)
+        lines.append("   a   b   c   d   e   f   g   h")
+        lines.append("")
+        lines.append(f"Fen: {board.fen()}")
+        lines.append(f"Key: {chess.polyglot.zobrist_hash(board):016X}")
+        checkers = " ".join(chess.square_name(s) for s in board.checkers())
+        lines.append(f"Checkers: {checkers}")
+        return lines
+
+    def evaluation(self) -> list[str]:
+        """``eval``: the static evaluation from both points of view."""
+        from engine.evaluate import evaluate
+
+        score = evaluate(self.board)
+        white = score if self.board.turn == chess.WHITE else -score
+        side = "white" if self.board.turn == chess.WHITE else "black"
+        return [
+            f"Evaluation: {score:+d} cp from the side to move ({side})",
+            f"Evaluation: {white:+d} cp from white's point of view",
+        ]
+
+    def shutdown(self) -> None:
+        """``quit``: stop whatever runs and give it a moment to finish."""
+        self.stop()
+        self.wait_idle(QUIT_GRACE_S)
+
+
+class PerftStoppedError(Exception):
+    """``stop`` arrived during ``go perft``."""
+
+
+def perft_count(board: chess.Board, depth: int, stop: threading.Event) -> int:
+    """Leaf count of the legal move tree; the last ply is counted, not played."""
+    if depth <= 0:
+        return 1
+    if depth == 1:
+        return board.legal_moves.count()
+    if stop.is_set():
+        raise PerftStoppedError
+    total = 0
+    for move in list(board.generate_legal_moves()):
+        board.push(move)
+        total += perft_count(board, depth - 1, stop)
+        board.pop()
+    return total

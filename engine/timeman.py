@@ -1,0 +1,198 @@
+"""Time management: a parsed ``go`` plus the clock situation -> time budgets.
+
+Pure functions and one small tracker; all times are milliseconds relative to
+the moment ``go`` was read (or ``ponderhit``, for a ponder search). The
+controller turns them into ``time.monotonic()`` deadlines. The rules are
+TM-01..TM-11 of the research notes (reference/uci-and-gui.md, section 13.3):
+
+* soft limit (the optimum): the search checks it between iterations and
+  starts no new iteration past a share of it (search.py owns that share and
+  the single-legal-move rule). The controller rescales it after each
+  iteration by best-move stability and score drops.
+* hard limit: checked inside the tree; the search aborts when it passes.
+* Move Overhead is subtracted once per move and per move of the horizon;
+  tiny, zero or negative clocks switch to panic mode (depth 1, answer at once).
+
+This module must not read the clock, touch a board, or do any I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from engine.limits import SearchLimits
+
+DEFAULT_HORIZON_MOVES = 40
+"""Moves assumed left in a sudden-death game (TM-03)."""
+MAX_HORIZON_MOVES = 50
+"""movestogo is clamped to 1..this (GUIs have sent 0 and negative values)."""
+
+SUDDEN_DEATH_SOFT_CAP = 0.2
+"""Sudden death: the optimum is at most this share of the usable clock."""
+SUDDEN_DEATH_HARD_CAP = 0.5
+"""Sudden death: the hard limit is at most this share of the usable clock."""
+MOVESTOGO_SOFT_SHARE = 0.9
+"""With movestogo: the optimum is this share of an even split of the pool."""
+MOVESTOGO_SOFT_CAP = 0.8
+MOVESTOGO_HARD_CAP = 0.85
+OVERHEAD_RESERVE_SHARE = 0.5
+"""At most this share of the clock is set aside for the overheads of future moves."""
+HARD_TO_OPTIMUM_RATIO = 5.0
+"""The hard limit may be up to this multiple of the optimum (when the caps allow)."""
+PONDER_BONUS = 1.25
+"""Pondering saves time on average, so spend a little more per move (TM-10)."""
+
+PANIC_MIN_AVAIL_MS = 20
+"""Below this much usable clock (or 2 x overhead) we panic (TM-09)."""
+PANIC_HARD_FRACTION = 0.5
+PANIC_MIN_HARD_MS = 10.0
+"""Even in panic, give depth 1 this long before the hard abort."""
+
+MIN_SCALE = 0.5
+MAX_SCALE = 2.0
+STABLE_SCALE = 0.75
+"""Soft-limit scale when the best move has not changed for a while."""
+CHANGE_SCALE = 0.5
+"""Added per (decayed) best-move change."""
+CHANGE_DECAY = 0.5
+"""Best-move changes count half as much each further iteration."""
+SCORE_DROP_CP_FOR_MAX = 100
+"""A root-score drop of this many cp earns the full panic extension."""
+SCORE_DROP_MAX_EXTRA = 0.5
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """Milliseconds from the start of the move; None = no limit of that kind."""
+
+    soft_ms: Optional[float]
+    hard_ms: Optional[float]
+    panic: bool = False
+    """Search depth 1 only: the clock is (nearly) gone."""
+    scalable: bool = True
+    """Whether the soft limit follows the search's stability (not for movetime)."""
+
+
+UNLIMITED = TimeBudget(None, None, panic=False, scalable=False)
+
+
+def _clock_budget(
+    time_ms: int, inc_ms: int, movestogo: Optional[int], overhead_ms: int, ponder: bool
+) -> TimeBudget:
+    """TM-03 and TM-09 for a running game clock."""
+    time_ms = max(0, time_ms)
+    avail = max(0.0, float(time_ms - overhead_ms))
+    if time_ms <= 0 or avail <= max(2.0 * overhead_ms, PANIC_MIN_AVAIL_MS):
+        hard = max(PANIC_MIN_HARD_MS, PANIC_HARD_FRACTION * avail)
+        return TimeBudget(0.0, hard, panic=True, scalable=False)
+
+    repeating = movestogo is not None and movestogo > 0
+    horizon = DEFAULT_HORIZON_MOVES
+    if movestogo is not None and movestogo > 0:
+        horizon = min(MAX_HORIZON_MOVES, movestogo)
+    # Short clocks: the overhead reserve of the whole horizon must not eat more
+    # than half the clock, so the horizon shrinks (Stockfish shrinks it below 1 s).
+    horizon = max(1, min(horizon, int(time_ms * OVERHEAD_RESERVE_SHARE / max(1, overhead_ms)) - 2))
+    pool = max(0.0, float(time_ms + (horizon - 1) * inc_ms - (horizon + 2) * overhead_ms))
+    if repeating:
+        optimum = min(MOVESTOGO_SOFT_SHARE * pool / horizon, MOVESTOGO_SOFT_CAP * avail)
+        hard_cap = MOVESTOGO_HARD_CAP * avail
+    else:
+        optimum = min(pool / horizon, SUDDEN_DEATH_SOFT_CAP * avail)
+        hard_cap = SUDDEN_DEATH_HARD_CAP * avail
+    if ponder:
+        optimum *= PONDER_BONUS
+    hard = min(HARD_TO_OPTIMUM_RATIO * optimum, hard_cap)
+    optimum = min(optimum, hard)
+    return TimeBudget(optimum, max(1.0, hard))
+
+
+def _movetime_budget(movetime_ms: int, overhead_ms: int) -> TimeBudget:
+    """TM-06: movetime is an upper bound as the GUI measures it.
+
+    The overhead is subtracted, but at least half of the movetime is kept, so a
+    tiny ``movetime`` with the default overhead still completes depth 1.
+    """
+    if movetime_ms <= 0:
+        return TimeBudget(0.0, PANIC_MIN_HARD_MS, panic=True, scalable=False)
+    hard = max(1.0, float(movetime_ms - overhead_ms), movetime_ms / 2.0)
+    return TimeBudget(hard, hard, panic=False, scalable=False)
+
+
+def plan(
+    limits: SearchLimits, white_to_move: bool, overhead_ms: int, ponder_enabled: bool = False
+) -> TimeBudget:
+    """Budget for a search; UNLIMITED for infinite, ponder and clockless searches.
+
+    For ``go ponder`` the controller calls this again at ``ponderhit`` with
+    ``limits.ponder`` cleared, measuring from that moment (TM-08).
+    """
+    if limits.infinite or limits.ponder:
+        return UNLIMITED
+    overhead_ms = max(0, overhead_ms)
+    budgets = []
+    own_time = limits.own_time_ms(white_to_move)
+    if own_time is not None:
+        budgets.append(
+            _clock_budget(
+                own_time,
+                limits.own_inc_ms(white_to_move),
+                limits.movestogo,
+                overhead_ms,
+                ponder_enabled,
+            )
+        )
+    if limits.movetime_ms is not None:
+        budgets.append(_movetime_budget(limits.movetime_ms, overhead_ms))
+    if not budgets:
+        return UNLIMITED
+    # Several limits: the first one reached wins (TM-07).
+    soft = min(b.soft_ms for b in budgets if b.soft_ms is not None)
+    hard = min(b.hard_ms for b in budgets if b.hard_ms is not None)
+    return TimeBudget(
+        min(soft, hard),
+        hard,
+        panic=any(b.panic for b in budgets),
+        scalable=all(b.scalable for b in budgets),
+    )
+
+
+def scaled_soft_ms(budget: TimeBudget, scale: float) -> Optional[float]:
+    """The soft limit after the stability scale, never past the hard limit."""
+    if budget.soft_ms is None:
+        return None
+    soft = budget.soft_ms * scale if budget.scalable else budget.soft_ms
+    if budget.hard_ms is not None:
+        soft = min(soft, budget.hard_ms)
+    return max(0.0, soft)
+
+
+class StabilityTracker:
+    """Follows the root's best move and score across iterations (TM-04).
+
+    Feed it the exact multipv-1 result of each completed iteration; ``scale``
+    is the factor for the soft limit: below 1 when the best move is stable,
+    above 1 after best-move changes or a score drop.
+    """
+
+    def __init__(self) -> None:
+        self.changes = 0.0
+        self._best: Optional[str] = None
+        self._score: Optional[int] = None
+        self._drop_cp = 0
+
+    def update(self, best_move: str, score: int) -> float:
+        self.changes *= CHANGE_DECAY
+        if self._best is not None and best_move != self._best:
+            self.changes += 1.0
+        self._drop_cp = 0 if self._score is None else self._score - score
+        self._best = best_move
+        self._score = score
+        return self.scale()
+
+    def scale(self) -> float:
+        stability = STABLE_SCALE + CHANGE_SCALE * self.changes
+        drop = max(0, min(self._drop_cp, SCORE_DROP_CP_FOR_MAX))
+        panic = 1.0 + SCORE_DROP_MAX_EXTRA * drop / SCORE_DROP_CP_FOR_MAX
+        return max(MIN_SCALE, min(MAX_SCALE, stability * panic))

@@ -1,0 +1,60 @@
+"""Build a one-file Cutoff executable with PyInstaller (for GUIs that want one file).
+
+Usage: python scripts/build_exe.py [--dist DIR] [--name NAME]
+
+Needs PyInstaller (``pip install -e .[exe]``). The result is ``DIR/NAME``
+(``NAME.exe`` on Windows); it is the UCI engine, like ``cutoff``, and takes the
+same subcommands. PyInstaller builds for the platform it runs on: build on
+Windows to get a Windows ``.exe``. Work files go to ``build/pyinstaller``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ENTRY = "import sys\nfrom engine.__main__ import main\nsys.exit(main())\n"
+
+
+def build(dist: Path, name: str) -> Path:
+    work = REPO / "build" / "pyinstaller"
+    work.mkdir(parents=True, exist_ok=True)
+    entry = work / "cutoff_entry.py"
+    entry.write_text(ENTRY)
+    command = [
+        sys.executable, "-m", "PyInstaller",
+        "--onefile", "--noconfirm", "--clean", "--log-level", "WARN",
+        "--name", name,
+        "--distpath", str(dist),
+        "--workpath", str(work),
+        "--specpath", str(work),
+        "--paths", str(REPO),
+        # engine modules imported lazily (after uciok) must still be bundled
+        "--collect-submodules", "engine",
+        str(entry),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, cwd=str(REPO))
+    suffix = ".exe" if sys.platform == "win32" else ""
+    return dist / f"{name}{suffix}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dist", type=Path, default=REPO / "dist")
+    parser.add_argument("--name", default="cutoff")
+    args = parser.parse_args()
+    try:
+        import PyInstaller  # noqa: F401
+    except ImportError:
+        print("build_exe: PyInstaller is not installed (pip install -e .[exe])", file=sys.stderr)
+        return 2
+    path = build(args.dist.resolve(), args.name)
+    print(f"built {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""engine.timeman: TM-01..TM-11 budgets and the edge cases of section 13.4."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.limits import parse_go
+from engine.timeman import StabilityTracker, TimeBudget, plan, scaled_soft_ms
+
+OVERHEAD = 50
+
+
+def budget(line: str, white: bool = True, ponder: bool = False) -> TimeBudget:
+    return plan(parse_go(line.split())[0], white, OVERHEAD, ponder)
+
+
+@pytest.mark.parametrize(
+    "line", ["wtime 0 btime 60000", "wtime -300 btime 60000 winc 1000 binc 1000", "btime 100"]
+)
+def test_zero_negative_missing_clock_panics(line: str) -> None:
+    b = budget(line)
+    assert b.panic and b.soft_ms == 0.0
+    assert b.hard_ms is not None and 0 < b.hard_ms <= 20
+
+
+def test_tiny_clock_fastchess_compliance() -> None:
+    b = budget("wtime 100")
+    assert b.panic and b.hard_ms is not None and b.hard_ms < 100 - OVERHEAD
+
+
+def test_sudden_death_shape() -> None:
+    b = budget("wtime 60000 btime 60000")
+    assert b.soft_ms is not None and b.hard_ms is not None
+    assert 1000 < b.soft_ms < 2000  # about 1/40 of the clock
+    assert b.hard_ms <= 0.5 * (60000 - OVERHEAD)
+    assert b.hard_ms == pytest.approx(5 * b.soft_ms)
+    assert b.scalable and not b.panic
+
+
+def test_movestogo_one_spends_more_but_keeps_a_margin() -> None:
+    normal = budget("wtime 60000 btime 60000")
+    last = budget("wtime 60000 btime 60000 movestogo 1")
+    assert last.soft_ms is not None and normal.soft_ms is not None and last.hard_ms is not None
+    assert last.soft_ms > 10 * normal.soft_ms
+    assert last.hard_ms < 0.85 * (60000 - OVERHEAD) + 1
+
+
+@pytest.mark.parametrize("mtg", ["0", "-5"])
+def test_bad_movestogo_is_sudden_death(mtg: str) -> None:
+    assert budget(f"wtime 60000 btime 60000 movestogo {mtg}") == budget("wtime 60000 btime 60000")
+
+
+def test_big_increment_small_clock() -> None:
+    b = budget("wtime 1000 btime 1000 winc 5000 binc 5000")
+    assert b.hard_ms is not None and b.hard_ms <= 0.5 * (1000 - OVERHEAD)
+
+
+def test_black_uses_its_own_clock() -> None:
+    assert budget("wtime 100 btime 60000", white=False) == budget("wtime 60000 btime 100")
+
+
+def test_movetime_is_an_upper_bound() -> None:
+    b = budget("movetime 1000")
+    assert b.hard_ms == b.soft_ms == 1000 - OVERHEAD and not b.scalable
+    small = budget("movetime 50")
+    assert small.hard_ms is not None and 0 < small.hard_ms <= 50
+    assert budget("movetime 0").panic
+
+
+def test_first_limit_wins_and_unlimited_modes() -> None:
+    both = budget("movetime 5000 wtime 1000 btime 1000")
+    assert both.hard_ms == budget("wtime 1000 btime 1000").hard_ms
+    for line in ("infinite wtime 1000", "ponder wtime 1000", "depth 5", "nodes 100", ""):
+        assert budget(line).hard_ms is None and budget(line).soft_ms is None
+
+
+def test_ponder_option_adds_time_and_limits_never_negative() -> None:
+    plain = budget("wtime 60000")
+    more = budget("wtime 60000", ponder=True)
+    assert plain.soft_ms is not None and more.soft_ms is not None
+    assert more.soft_ms == pytest.approx(1.25 * plain.soft_ms)
+    for clock in range(-1000, 3000, 37):
+        b = budget(f"wtime {clock} winc 30")
+        assert b.soft_ms is not None and b.hard_ms is not None
+        assert 0 <= b.soft_ms <= b.hard_ms
+        assert b.hard_ms <= max(clock - OVERHEAD, 0) * 0.5 + 20
+
+
+def test_stability_scale() -> None:
+    tracker = StabilityTracker()
+    assert tracker.update("e2e4", 20) < 1.0  # first iteration: nothing learnt, stable
+    stable = tracker.update("e2e4", 25)
+    changed = tracker.update("d2d4", 25)
+    assert changed > stable
+    dropped = tracker.update("d2d4", -100)
+    assert dropped > changed or dropped == 2.0
+    assert 0.5 <= dropped <= 2.0
+    b = budget("wtime 60000")
+    assert b.soft_ms is not None and b.hard_ms is not None
+    assert scaled_soft_ms(b, 2.0) == pytest.approx(2 * b.soft_ms)
+    assert scaled_soft_ms(b, 100.0) == b.hard_ms
+    fixed = budget("movetime 500")
+    assert scaled_soft_ms(fixed, 2.0) == fixed.soft_ms

@@ -1,0 +1,559 @@
+"""Black-box UCI tests: ``cutoff`` through pipes from a foreign working directory.
+
+Each test names the items of reference/uci-and-gui.md it covers (R-xx rules,
+TC-xx test plan). Timing tests use the GUI's view: from writing the command to
+reading ``bestmove``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pytest
+from uci_harness import (
+    Engine,
+    assert_pvs_legal,
+    bestmove_of,
+    field,
+    info_lines,
+    ponder_of,
+    pv_of,
+)
+
+MATE_IN_1 = "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1"
+MATE_IN_2 = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1"
+MATED = "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1"
+STALEMATE = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
+PROMOTION = "8/4P1k1/8/8/8/8/8/4K3 w - - 0 1"
+CASTLE = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
+ONE_LEGAL_MOVE = "k7/8/8/8/8/8/6q1/7K w - - 0 1"
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path)
+    eng.handshake()
+    yield eng
+    eng.close()
+
+
+def legal_in(fen: str, move: str) -> bool:
+    board = chess.Board(fen)
+    try:
+        board.parse_uci(move)
+    except ValueError:
+        return False
+    return True
+
+
+def _mates(fen: str, move: str) -> bool:
+    board = chess.Board(fen)
+    board.push_uci(move)
+    return board.is_checkmate()
+
+
+def test_uci_block_and_startup(tmp_path: Path) -> None:
+    """TC-01, TC-02, R-12, R-15, T-07: uci answered (twice), fast, through pipes."""
+    eng = Engine(tmp_path)
+    sent = eng.send("uci")
+    stamp, _, block = eng.expect("uciok", timeout=10)
+    assert stamp - eng.started < 2.0
+    assert stamp - sent < 2.0
+    assert block[0].startswith("id name Cutoff")
+    assert block[1].startswith("id author ")
+    options = [line for line in block if line.startswith("option name ")]
+    names = {line.split(" type ")[0][len("option name ") :] for line in options}
+    assert {"Hash", "Threads", "MultiPV", "Ponder", "Move Overhead", "UCI_Chess960"} <= names
+    assert "option name Threads type spin default 1 min 1 max 1" in options
+    eng.send("uci")
+    _, _, second = eng.expect("uciok")
+    assert second == block
+    eng.close()
+
+
+def test_isready_idle_and_hash_resize(engine: Engine) -> None:
+    """TC-04, TC-05, TC-06: readyok at once; after a resize; after ucinewgame."""
+    sent = engine.send("isready")
+    stamp, _, _ = engine.expect("readyok")
+    assert stamp - sent < 0.5
+    engine.send("setoption name Hash value 64")
+    sent = engine.send("isready")
+    stamp, _, seen = engine.expect("readyok")
+    assert stamp - sent < 5.0 and seen == ["readyok"]
+    engine.send("ucinewgame")
+    sent = engine.send("isready")
+    stamp, _, _ = engine.expect("readyok")
+    assert stamp - sent < 1.0
+
+
+def test_go_depth_info_and_bestmove(engine: Engine) -> None:
+    """TC-07, R-05, R-10, R-22, E-04: info per depth, bestmove = pv[0], then silence."""
+    engine.send("position startpos")
+    lines, best, _ = engine.search("go depth 4")
+    infos = info_lines(lines)
+    depths = [int(field(line, "depth")) for line in infos]
+    assert set(range(1, 5)) <= set(depths)
+    last = infos[-1]
+    assert field(last, "depth") == "4"
+    for name in ("seldepth", "nodes", "nps", "time", "hashfull", "multipv"):
+        assert name in last.split()
+    assert " lowerbound" not in last and " upperbound" not in last
+    assert pv_of(last)[0] == bestmove_of(best)
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    assert_pvs_legal(lines, chess.Board())
+    ponder = ponder_of(best)
+    if ponder is not None:
+        board = chess.Board()
+        board.push_uci(bestmove_of(best))
+        assert chess.Move.from_uci(ponder) in board.legal_moves
+    assert engine.quiet(1.0) == []
+
+
+def test_isready_during_infinite_and_stop(engine: Engine) -> None:
+    """TC-08, R-01, R-02, R-03, C-09: readyok mid-search, one bestmove after stop."""
+    engine.send("position startpos")
+    engine.send("go infinite")
+    time.sleep(0.3)
+    sent = engine.send("isready")
+    stamp, _, seen = engine.expect("readyok", timeout=2)
+    assert stamp - sent < 0.3
+    assert not any(line.startswith("bestmove") for line in seen)
+    time.sleep(0.5)
+    sent = engine.send("stop")
+    stamp, best, _ = engine.expect("bestmove", timeout=2)
+    assert stamp - sent < 0.5
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    assert engine.quiet(1.0) == []
+
+
+@pytest.mark.parametrize("mode", ["go infinite", "go ponder"])
+def test_no_bestmove_before_stop_on_mate(engine: Engine, mode: str) -> None:
+    """TC-09, R-03: even a found mate waits for stop; the score is mate 1."""
+    engine.send(f"position fen {MATE_IN_1}")
+    engine.send(mode)
+    early = engine.quiet(2.0)
+    assert not any(line.startswith("bestmove") for line in early)
+    engine.send("stop")
+    _, best, seen = engine.expect("bestmove", timeout=2)
+    scores = [line for line in info_lines(early + seen) if " mate 1 " in line]
+    assert scores, early
+    assert _mates(MATE_IN_1, bestmove_of(best))
+    assert engine.quiet(0.5) == []
+
+
+def test_ponderhit_then_timed_search(engine: Engine) -> None:
+    """TC-10, C-10, TM-08: no bestmove while pondering; after ponderhit within budget."""
+    engine.send("position startpos moves e2e4 e7e5")
+    engine.send("go ponder wtime 3000 btime 3000")
+    early = engine.quiet(1.0)
+    assert not any(line.startswith("bestmove") for line in early)
+    sent = engine.send("ponderhit")
+    stamp, best, _ = engine.expect("bestmove", timeout=5)
+    # budget from the ponderhit moment: hard <= 0.5 * (3000 - 50) ms
+    assert stamp - sent < 1.6
+    board = chess.Board()
+    board.push_uci("e2e4")
+    board.push_uci("e7e5")
+    assert legal_in(board.fen(), bestmove_of(best))
+
+
+def test_ponder_stop_gives_one_bestmove(engine: Engine) -> None:
+    """TC-11, R-02, R-04: stop during ponder -> exactly one bestmove, then silence."""
+    engine.send("position startpos moves d2d4")
+    engine.send("go ponder wtime 10000 btime 10000")
+    time.sleep(0.3)
+    engine.send("stop")
+    engine.expect("bestmove", timeout=2)
+    engine.send("stop")
+    engine.send("ponderhit")
+    assert engine.quiet(1.0) == []
+
+
+def test_idle_commands_are_silent(engine: Engine) -> None:
+    """TC-12, T-04, T-05, R-04: stop/ponderhit/unknown while idle: no output."""
+    engine.send("position startpos")
+    engine.search("go depth 1")
+    for line in ("stop", "ponderhit", "foo", "register later", "", "   ", "# a comment"):
+        engine.send(line)
+    assert engine.quiet(1.0) == []
+    engine.send("joho debug on")
+    # debug is on now: an unknown option is reported (silent otherwise, TC-14)
+    engine.send("setoption name NoSuchOption value 1")
+    _, line, _ = engine.expect("info string", timeout=2)
+    assert "NoSuchOption" in line
+    engine.send("debug off")
+    engine.send("setoption name NoSuchOption value 1")
+    engine.send("isready")
+    _, _, seen = engine.expect("readyok")
+    assert seen == ["readyok"]
+
+
+def test_whitespace_and_crlf(engine: Engine) -> None:
+    """TC-13, T-01, T-03: tabs, extra spaces and CRLF work."""
+    engine.send(b"  \t position \t startpos   moves  e2e4\r")
+    engine.send(b"  \t go  \t depth   2 \r")
+    _, best, seen = engine.expect("bestmove")
+    assert any(field(line, "depth") == "2" for line in info_lines(seen))
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert legal_in(board.fen(), bestmove_of(best))
+
+
+def test_setoption_forms(engine: Engine) -> None:
+    """TC-14, R-14, C-04: spaces in names, case-insensitive, buttons, unknown, bad values."""
+    engine.send("debug on")
+    engine.send("setoption name Move Overhead value 100")
+    engine.send("setoption name move   OVERHEAD value 120")
+    engine.send("setoption name Clear Hash")
+    engine.send("setoption name Ponder value false")
+    engine.send("position startpos")
+    lines, _, _ = engine.search("go movetime 1000")
+    budget = [line for line in lines if "time budget" in line]
+    assert budget and "hard 880.0" in budget[0], budget
+    engine.send("debug off")
+    engine.send("setoption name Hash value many")
+    _, line, _ = engine.expect("info string", timeout=2)
+    assert "Hash" in line
+    engine.send("setoption name MultiPV value 100000")
+    _, line, _ = engine.expect("info string", timeout=2)
+    assert "256" in line
+    engine.send("setoption name UCI_Chess960 value maybe")
+    engine.expect("info string", timeout=2)
+    engine.send("setoption name Unknown Thing value 3")
+    engine.send("isready")
+    _, _, seen = engine.expect("readyok")
+    assert seen == ["readyok"]
+
+
+@pytest.mark.parametrize(("fen", "score"), [(MATED, "mate 0"), (STALEMATE, "cp 0")])
+def test_root_without_moves(engine: Engine, fen: str, score: str) -> None:
+    """TC-15, R-18, AR-06: info depth 0 score ..., bestmove (none)."""
+    engine.send(f"position fen {fen}")
+    lines, best, _ = engine.search("go depth 5")
+    assert best == "bestmove (none)"
+    assert lines[-2] == f"info depth 0 score {score}"
+    engine.send("go infinite")
+    assert engine.quiet(0.5) == []
+    engine.send("stop")
+    _, best, _ = engine.expect("bestmove")
+    assert best == "bestmove (none)"
+
+
+def test_castling_notation_follows_chess960(engine: Engine) -> None:
+    """TC-16, R-07, T-12: e1g1 in standard chess, e1h1 with UCI_Chess960."""
+    engine.send(f"position fen {CASTLE}")
+    lines, best, _ = engine.search("go depth 2 searchmoves e1g1")
+    assert bestmove_of(best) == "e1g1"
+    assert all(pv_of(line)[0] == "e1g1" for line in info_lines(lines))
+    engine.send("setoption name UCI_Chess960 value true")
+    engine.send(f"position fen {CASTLE}")
+    lines, best, _ = engine.search("go depth 2 searchmoves e1h1")
+    assert bestmove_of(best) == "e1h1"
+    board = chess.Board(CASTLE, chess960=True)
+    assert_pvs_legal(lines, board)
+
+
+def test_castling_input_both_forms(engine: Engine) -> None:
+    """TC-17, C-07f: e1g1 and e1h1 both accepted in standard mode."""
+    engine.protocol_only = False  # `d` prints a board
+    for castle in ("e1g1", "e1h1"):
+        engine.send(f"position fen {CASTLE} moves {castle}")
+        engine.send("d")
+        _, fen_line, _ = engine.expect("Fen:")
+        assert fen_line.startswith(
+            "Fen: r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b kq"
+        )
+
+
+def test_chess960_shredder_and_xfen(tmp_path: Path) -> None:
+    """TC-18, C-07c: Shredder-FEN and X-FEN give the same position and moves."""
+    eng = Engine(tmp_path, protocol_only=False)
+    eng.handshake()
+    eng.send("setoption name UCI_Chess960 value true")
+    results = []
+    for rights in ("HFhf", "KQkq"):
+        eng.send(
+            f"position fen bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w {rights} - 2 9"
+        )
+        eng.send("d")
+        _, key, _ = eng.expect("Key:")
+        eng.send("go perft 2")
+        _, total, seen = eng.expect("Nodes searched")
+        divide = sorted(x for x in seen if re.fullmatch(r"[a-h][1-8][a-h][1-8][qrbn]?: \d+", x))
+        results.append((key, total, divide))
+    assert results[0] == results[1]
+    board = chess.Board(
+        "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", chess960=True
+    )
+    expected = sum(len(list(_after(board, m).legal_moves)) for m in board.legal_moves)
+    assert results[0][1] == f"Nodes searched: {expected}"
+    assert len(results[0][2]) == board.legal_moves.count()
+    eng.close()
+
+
+def _after(board: chess.Board, move: chess.Move) -> chess.Board:
+    copy = board.copy()
+    copy.push(move)
+    return copy
+
+
+def test_promotion_letter(engine: Engine) -> None:
+    """TC-19, T-12: the promotion piece is present and lowercase."""
+    engine.send(f"position fen {PROMOTION}")
+    _, best, _ = engine.search("go depth 3")
+    assert bestmove_of(best) == "e7e8q"
+
+
+def _long_game(plies: int) -> list[str]:
+    for seed in range(100):
+        rng = random.Random(seed)
+        board = chess.Board()
+        moves = []
+        while len(moves) < plies:
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            move = rng.choice(legal)
+            moves.append(move.uci())
+            board.push(move)
+        else:
+            return moves
+    raise AssertionError("no long random game found")
+
+
+def test_thousand_ply_position(engine: Engine) -> None:
+    """TC-20, R-06, C-07e: a 1,000-ply move list is applied correctly and fast."""
+    engine.protocol_only = False  # `d` prints a board
+    moves = _long_game(1000)
+    board = chess.Board()
+    for move in moves:
+        board.push_uci(move)
+    sent = engine.send("position startpos moves " + " ".join(moves))
+    engine.send("go depth 1")
+    stamp, best, _ = engine.expect("bestmove", timeout=5)
+    assert stamp - sent < 1.0
+    assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
+    engine.send("d")
+    _, fen_line, _ = engine.expect("Fen:")
+    assert fen_line == f"Fen: {board.fen()}"
+
+
+def test_short_fen_and_phantom_en_passant(engine: Engine) -> None:
+    """TC-21, C-07b, C-07d: 4-field FEN; ep square without a possible capture."""
+    engine.protocol_only = False  # `d` prints a board
+    engine.send("position fen rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3")
+    engine.send("d")
+    _, fen_line, _ = engine.expect("Fen:")
+    assert fen_line.startswith("Fen: rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    _, key, _ = engine.expect("Key:")
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert key == f"Key: {chess.polyglot.zobrist_hash(board):016X}"
+    _, best, _ = engine.search("go depth 2")
+    assert legal_in(board.fen(), bestmove_of(best))
+
+
+def test_bad_position_keeps_previous(engine: Engine) -> None:
+    """TC-22, C-07g: illegal move / bad FEN: info string naming it, previous position kept."""
+    engine.send("position startpos moves e2e4")
+    engine.send("position startpos moves e2e4 e9e9")
+    _, line, _ = engine.expect("info string", timeout=2)
+    assert "e9e9" in line
+    engine.send("position fen this/is/not/a/fen w - - 0 1")
+    _, line, _ = engine.expect("info string", timeout=2)
+    assert "FEN" in line
+    engine.send("position fen 8/8/8/8/8/8/8/8 w - - 0 1")
+    engine.expect("info string", timeout=2)
+    engine.send("position startpos moves e2e4 e7e5 e1e2 e8e7 e2e3 0000")
+    engine.expect("info string", timeout=2)
+    _, best, _ = engine.search("go depth 1")
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert legal_in(board.fen(), bestmove_of(best))
+
+
+@pytest.mark.parametrize(
+    ("go", "limit_s"),
+    [
+        ("go wtime 0 btime 60000", 0.25),
+        ("go wtime -300 btime 60000 winc 1000 binc 1000", 0.25),
+        ("go btime 100", 0.25),
+        ("go wtime -50 btime 1000 winc 100 binc 100", 0.25),
+        ("go wtime 100", 0.2),
+        ("go wtime 1000 btime 1000 winc 5000 binc 5000", 0.6),
+        ("go depth 30 wtime 1000 btime 1000", 0.6),
+    ],
+)
+def test_tiny_and_odd_clocks(engine: Engine, go: str, limit_s: float) -> None:
+    """TC-23, R-08, TM-09, TM-11, fastchess compliance: fast legal reply with a score line."""
+    engine.send("position startpos")
+    lines, best, elapsed = engine.search(go)
+    assert elapsed < limit_s, elapsed
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    infos = [line for line in info_lines(lines) if "upperbound" not in line]
+    infos = [line for line in infos if "lowerbound" not in line]
+    assert infos and pv_of(infos[-1])[0] == bestmove_of(best)
+
+
+def test_one_legal_move_is_fast(engine: Engine) -> None:
+    """TC-23 (single legal move): answer well under the soft limit."""
+    engine.send(f"position fen {ONE_LEGAL_MOVE}")
+    _, best, elapsed = engine.search("go wtime 60000 btime 60000")
+    assert bestmove_of(best) == "h1g2"
+    assert elapsed < 0.5
+
+
+def test_movetime_is_an_upper_bound(engine: Engine) -> None:
+    """TC-24, R-09, TM-06: replies within movetime as measured here; depth >= 1."""
+    engine.send("position startpos moves e2e4 c7c5 g1f3")
+    for movetime in (50, 300, 300):
+        lines, _, elapsed = engine.search(f"go movetime {movetime}")
+        assert elapsed <= movetime / 1000.0, (movetime, elapsed)
+        assert int(field(info_lines(lines)[-1], "depth")) >= 1
+
+
+def test_node_limit(engine: Engine) -> None:
+    """TC-25: final nodes <= limit + one check interval (512)."""
+    engine.send("position startpos")
+    lines, _, _ = engine.search("go nodes 5000")
+    assert int(field(info_lines(lines)[-1], "nodes")) <= 5000 + 512
+
+
+def test_go_mate(engine: Engine) -> None:
+    """TC-26, R-11: go mate 2 stops with score mate 2; the mated side sees mate -1."""
+    engine.send(f"position fen {MATE_IN_2}")
+    lines, best, _ = engine.search("go mate 2")
+    assert " score mate 2 " in info_lines(lines)[-1]
+    assert bestmove_of(best) == "d5f6"
+    engine.send(f"position fen {MATE_IN_2} moves d5f6")
+    lines, _, _ = engine.search("go depth 3")
+    assert " score mate -1 " in info_lines(lines)[-1]
+
+
+def test_searchmoves(engine: Engine) -> None:
+    """TC-27, R-19, PC-10: restricted root; 0000 and illegal entries mean all moves."""
+    engine.send("position startpos")
+    _, best, _ = engine.search("go depth 3 searchmoves a2a3 h2h3")
+    assert bestmove_of(best) in ("a2a3", "h2h3")
+    _, best, _ = engine.search("go depth 2 searchmoves a2a3")
+    assert bestmove_of(best) == "a2a3"
+    _, best, _ = engine.search("go depth 2 searchmoves 0000")
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    lines, best, _ = engine.search("go depth 1 searchmoves e2e5 zz")
+    assert any("e2e5" in line for line in lines if line.startswith("info string"))
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+
+
+def test_multipv(engine: Engine) -> None:
+    """TC-28: multipv 1..3 per depth; bestmove is multipv 1's first move."""
+    engine.send("setoption name MultiPV value 3")
+    engine.send("position startpos")
+    lines, best, _ = engine.search("go depth 4")
+    exact = [line for line in info_lines(lines) if "bound" not in line]
+    for depth in range(1, 5):
+        at_depth = [
+            int(field(line, "multipv")) for line in exact if field(line, "depth") == str(depth)
+        ]
+        assert at_depth == [1, 2, 3], (depth, at_depth)
+    last_main = [line for line in exact if field(line, "multipv") == "1"][-1]
+    assert pv_of(last_main)[0] == bestmove_of(best)
+    firsts = {pv_of(line)[0] for line in exact[-3:]}
+    assert len(firsts) == 3
+
+
+@pytest.mark.parametrize("how", ["quit", "eof"])
+def test_exit_mid_search(tmp_path: Path, how: str) -> None:
+    """TC-29, R-16, T-13: quit or closed stdin during go infinite: exit within 1 s."""
+    eng = Engine(tmp_path)
+    eng.handshake()
+    eng.send("position startpos")
+    eng.send("go infinite")
+    time.sleep(0.3)
+    start = time.monotonic()
+    if how == "quit":
+        eng.send("quit")
+    else:
+        assert eng.proc.stdin is not None
+        eng.proc.stdin.close()
+    eng.proc.wait(5)
+    assert time.monotonic() - start < 1.0
+    assert eng.proc.returncode == 0
+    eng.close()
+
+
+def test_eof_finishes_queued_work(tmp_path: Path) -> None:
+    """T-13: input piped from a file: commands before EOF still run to the end."""
+    eng = Engine(tmp_path)
+    eng.send("uci\nisready\nposition startpos moves e2e4\ngo depth 3")
+    assert eng.proc.stdin is not None
+    eng.proc.stdin.close()
+    _, _best, seen = eng.expect("bestmove", timeout=20)
+    assert any(field(line, "depth") == "3" for line in info_lines(seen))
+    eng.proc.wait(5)
+    eng.close()
+
+
+def test_commands_during_search_wait(engine: Engine) -> None:
+    """State table (section 5): position/go during a search wait for it; no deadlock."""
+    engine.send("position startpos")
+    engine.send("go infinite")
+    time.sleep(0.2)
+    engine.send(f"position fen {MATE_IN_1}")
+    engine.send("go depth 2")
+    # the newer go ends the infinite search (its bestmove), then runs itself
+    _, first, _ = engine.expect("bestmove", timeout=3)
+    assert legal_in(chess.STARTING_FEN, bestmove_of(first))
+    _, second, _ = engine.expect("bestmove", timeout=5)
+    assert _mates(MATE_IN_1, bestmove_of(second))
+    engine.send("go infinite")
+    engine.send("setoption name MultiPV value 2")
+    engine.send("stop")
+    engine.expect("bestmove", timeout=2)
+    engine.send("isready")
+    engine.expect("readyok", timeout=2)
+
+
+def test_stop_right_after_go(engine: Engine) -> None:
+    """python-chess analysis(): go infinite immediately followed by stop."""
+    for _ in range(5):
+        engine.send("position startpos\ngo infinite\nstop")
+        _, best, _ = engine.expect("bestmove", timeout=3)
+        assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    assert engine.quiet(0.5) == []
+
+
+def test_no_ucinewgame_needed(engine: Engine) -> None:
+    """R-17, PC-08, PC-09: unrelated positions back to back, no isready in between."""
+    engine.send(f"position fen {MATE_IN_2}\ngo depth 3")
+    _, best, _ = engine.expect("bestmove")
+    assert bestmove_of(best) == "d5f6"
+    engine.send(f"position fen {PROMOTION}\ngo depth 3")
+    _, best, seen = engine.expect("bestmove")
+    assert bestmove_of(best) == "e7e8q"
+    assert_pvs_legal(seen, chess.Board(PROMOTION))
+
+
+def test_output_volume(engine: Engine) -> None:
+    """R-23: a 2 s search prints at most ~50 lines per second."""
+    engine.send("position startpos")
+    lines, _, elapsed = engine.search("go movetime 2000")
+    assert len(lines) <= 50 * max(1.0, elapsed) + 20
+
+
+def test_oversized_and_binary_input(engine: Engine) -> None:
+    """PY-09, T-10: huge and undecodable lines are skipped; the session goes on."""
+    engine.send(b"x" * (1 << 21))
+    _, line, _ = engine.expect("info string", timeout=5)
+    assert "longer" in line
+    engine.send(b"\xff\xfe\x00\x80 isready \xc3")
+    engine.expect("readyok", timeout=2)
+    engine.send("position startpos moves " + "e2e4 " * 20000)
+    engine.expect("info string", timeout=5)
+    engine.send("isready")
+    engine.expect("readyok", timeout=2)
