@@ -19,7 +19,9 @@ def evaluate_sums(mg: int, eg: int, phase: int, white_to_move: bool) -> int:
     """Blend the middlegame and endgame sums by phase; side to move's view."""
     if phase > MAX_PHASE:
         phase = MAX_PHASE
-    score = (mg * phase + eg * (MAX_PHASE - phase)) // MAX_PHASE
+    blended = mg * phase + eg * (MAX_PHASE - phase)
+    # Round toward zero, so that a position and its colour-flipped mirror score the same.
+    score = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
     return score if white_to_move else -score
 
 

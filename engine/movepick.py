@@ -1,8 +1,9 @@
 """Move ordering: which move to try first, so that cutoffs come early.
 
-Order at an interior node: the TT move (tried by the search before any move
-generation), then captures and promotions by MVV-LVA, then the two killer
-moves of the ply, then quiet moves by the history heuristic. Moves are handled
+Order at an interior node, in stages so that a cutoff saves the generation of
+the rest: the TT move (tried by the search before any move generation), then
+captures by MVV-LVA, then the two killer moves of the ply, then quiet moves
+(queen promotions first) by the history heuristic. Moves are handled
 as python-chess ``Move`` objects but compared through integer codes
 (``from | to << 6 | promotion << 12``), which are cheap to build, to hash and to
 store in the TT; ``Move.__eq__`` is slow. This module holds the history table
@@ -103,17 +104,62 @@ def order_moves(
     return [moves[255 - (k & 255)] for k in keys]
 
 
-def order_captures(board: chess.Board, moves: Sequence[chess.Move]) -> list[chess.Move]:
-    """Captures (and promotions) by MVV-LVA, for the quiescence search."""
-    if len(moves) < 2:
-        return list(moves)
+def order_captures(
+    board: chess.Board, moves: Sequence[chess.Move], skip_code: int = -1
+) -> list[chess.Move]:
+    """Captures (and capture-promotions) by MVV-LVA, without ``skip_code``."""
     piece_type_at = board.piece_type_at
     keys = []
     for index, move in enumerate(moves):
-        victim = piece_type_at(move.to_square) or 1
-        score = _MVV[victim] * 8 - (piece_type_at(move.from_square) or 1)
-        if move.promotion:
-            score += _MVV[move.promotion] * 8
+        to_sq = move.to_square
+        promotion = move.promotion
+        if (
+            skip_code >= 0
+            and (move.from_square | (to_sq << 6) | ((promotion or 0) << 12)) == skip_code
+        ):
+            continue
+        # An empty target square means en passant: a pawn takes a pawn.
+        score = _MVV[piece_type_at(to_sq) or 1] * 8 - (piece_type_at(move.from_square) or 1)
+        if promotion:
+            score += _MVV[promotion] * 8
+        keys.append((score << _ORDER_SHIFT) | (255 - index))
+    keys.sort(reverse=True)
+    return [moves[255 - (k & 255)] for k in keys]
+
+
+def order_quiets(
+    board: chess.Board,
+    moves: Sequence[chess.Move],
+    skip_1: int,
+    skip_2: int,
+    skip_3: int,
+    history: list[int],
+) -> list[chess.Move]:
+    """Non-captures by history (queen promotions first), without the skipped codes.
+
+    The generator's non-capture set also holds en passant captures (their target
+    is empty); they were searched with the captures and are dropped here.
+    """
+    ep_square = board.ep_square
+    hist_base = 4096 if board.turn else 0
+    keys = []
+    for index, move in enumerate(moves):
+        from_sq = move.from_square
+        to_sq = move.to_square
+        promotion = move.promotion
+        code = from_sq | (to_sq << 6) | ((promotion or 0) << 12)
+        if code in (skip_1, skip_2, skip_3):
+            continue
+        if promotion:
+            score = HISTORY_MAX + 1 if promotion == chess.QUEEN else 0
+        elif (
+            to_sq == ep_square
+            and (to_sq - from_sq) % 8
+            and board.piece_type_at(from_sq) == chess.PAWN
+        ):
+            continue
+        else:
+            score = history[hist_base + from_sq * 64 + to_sq]
         keys.append((score << _ORDER_SHIFT) | (255 - index))
     keys.sort(reverse=True)
     return [moves[255 - (k & 255)] for k in keys]

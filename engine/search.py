@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -24,7 +25,7 @@ import chess
 
 from engine import movepick
 from engine.evaluate import evaluate_sums
-from engine.movepick import decode, move_code, order_captures, order_moves
+from engine.movepick import decode, move_code, order_captures, order_moves, order_quiets
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
 from engine.tt import BOUND_EXACT as TT_EXACT
@@ -46,6 +47,7 @@ SOFT_LIMIT_NEXT_ITERATION = 0.6
 """No new iteration once this share of the soft budget is spent: it would not finish."""
 
 _BB_SQUARES = chess.BB_SQUARES
+_BB_ALL = chess.BB_ALL
 _KING = chess.KING
 _PAWN = chess.PAWN
 _BB_RANK_7 = chess.BB_RANK_7
@@ -62,6 +64,8 @@ def _lines_through(square: int) -> int:
         | chess.BB_DIAG_ATTACKS[square][0]
     )
 
+
+_NO_HISTORY = [0] * 8192
 
 _KING_LINES = [_lines_through(sq) for sq in chess.SQUARES]
 """A piece off every line through its king cannot expose the king by moving."""
@@ -141,12 +145,19 @@ class Searcher:
         self.history = movepick.new_history()
         self.nodes = 0
         self.seldepth = 0
+        # Cut nodes, and those where the first move searched caused the cutoff:
+        # how good the ordering is (tests and the bench report them).
+        self.stats_cut_nodes = 0
+        self.stats_first_move_cuts = 0
         self._killers: list[list[int]] = [[0, 0] for _ in range(MAX_PLY + 1)]
         self._pv: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 1)]
         self._poll_mask = POLL_INTERVAL_NODES - 1
         self._control = SearchControl()
         self._node_limit: Optional[int] = None
         self._pos = Position(chess.Board())
+        self.ordering = True
+        """False searches moves in generation order (no TT move first, no MVV-LVA,
+        killers or history in the main search): to measure what ordering saves."""
 
     def new_game(self) -> None:
         """Forget killers and history (the controller clears the TT)."""
@@ -175,6 +186,8 @@ class Searcher:
                 self._poll_mask >>= 1
         self.nodes = 0
         self.seldepth = 0
+        self.stats_cut_nodes = 0
+        self.stats_first_move_cuts = 0
         self._killers = [[0, 0] for _ in range(MAX_PLY + 1)]
         self.tt.new_search()
         movepick.age_history(self.history)
@@ -188,6 +201,7 @@ class Searcher:
             score = -MATE if pos.board.is_check() else 0
             return SearchResult(None, None, score, 0, 0)
 
+        root_plies = len(pos.board.move_stack)
         lines = [_RootLine(m) for m in legal]
         self._order_root(lines)
         multipv = max(1, min(params.multipv, len(lines)))
@@ -199,6 +213,9 @@ class Searcher:
                 for pv_index in range(multipv):
                     self._search_root_aspirated(depth, lines, pv_index, on_iteration)
             except SearchAbortedError:
+                # The tree does not unmake moves on the way out of an abort: do it here.
+                while len(pos.board.move_stack) > root_plies:
+                    pos.pop()
                 # A move of the unfinished iteration is only trusted when it beat the
                 # previous best in a full-window re-search (it then sits in front).
                 if lines[0].pv and lines[0].score > -INFINITE:
@@ -212,10 +229,23 @@ class Searcher:
                 break
             previous_best_code = move_code(best.move)
 
+        score = best.score
+        if score == -INFINITE:
+            # Stopped before the first move was searched: the static view is all we have.
+            score = evaluate_sums(pos.mg, pos.eg, pos.phase, pos.board.turn)
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
-        return SearchResult(
-            best.move, ponder, best.score, completed_depth, self.nodes, self.seldepth
-        )
+        return SearchResult(best.move, ponder, score, completed_depth, self.nodes, self.seldepth)
+
+    def quiescence(self, board: chess.Board) -> int:
+        """The quiescence score of ``board`` with a full window (side to move's view).
+
+        The static evaluation once captures are resolved: what the main search
+        uses at its horizon. For tests and tools; it does not touch the TT.
+        """
+        self._pos = Position(board.copy())
+        self._control = SearchControl()
+        self._node_limit = None
+        return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
 
     def _order_root(self, lines: list[_RootLine]) -> None:
         """First iteration order: TT move, then the interior-node ordering."""
@@ -359,17 +389,15 @@ class Searcher:
             line = lines[i]
             pos.push(line.move)
             full_window = True
-            try:
-                if i == first:
+            if i == first:
+                score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
+            else:
+                full_window = False
+                score = -self._negamax(-alpha - 1, -alpha, depth - 1, 1, False)
+                if alpha < score < beta:
+                    full_window = True
                     score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
-                else:
-                    full_window = False
-                    score = -self._negamax(-alpha - 1, -alpha, depth - 1, 1, False)
-                    if alpha < score < beta:
-                        full_window = True
-                        score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
-            finally:
-                pos.pop()
+            pos.pop()
             if score > best_score:
                 best_score = score
             if i == first or score > alpha:
@@ -465,90 +493,130 @@ class Searcher:
                 ):
                     return tt_score
 
-        # 7. Moves: the TT move before any generation, then ordered pseudo-legal moves.
+        # 7. Moves in stages, so that an early cutoff saves generating the rest:
+        #    TT move, captures by MVV-LVA, killers, quiets by history. In check,
+        #    stage 1 is every legal evasion and there are no later stages.
         us = board.turn
+        them_bb = board.occupied_co[not us]
         king_sq = board.king(us)
-        lines = _KING_LINES[king_sq] if king_sq is not None else -1
+        # Only a piece on a line between its king and an enemy slider can be pinned.
+        pin_lines = _KING_LINES[king_sq] if king_sq is not None else 0
+        if not pin_lines & them_bb & (board.bishops | board.rooks | board.queens):
+            pin_lines = 0
         ep_square = board.ep_square
         original_alpha = alpha
         best_score = -INFINITE
         best_code = 0
         searched = 0
         killers = self._killers[ply]
-        ordered: Optional[list[chess.Move]] = None
-        tt_move: Optional[chess.Move] = None
-        if tt_code:
-            tt_move = decode(tt_code)
-            if not board.is_pseudo_legal(tt_move):
-                tt_move = None
-                tt_code = 0
-        stage_moves: list[chess.Move] = [tt_move] if tt_move is not None else []
-        stage = 0
-        while True:
+        killer_1, killer_2 = killers
+        history = self.history
+        moves: Sequence[chess.Move] = ()
+        ordering = self.ordering
+        if not ordering:
+            tt_code = killer_1 = killer_2 = 0
+            history = _NO_HISTORY
+        for stage in range(4):
             if stage == 0:
-                moves = stage_moves
+                if not tt_code:
+                    continue
+                tt_move = decode(tt_code)
+                if not board.is_pseudo_legal(tt_move):
+                    tt_code = 0
+                    continue
+                moves = (tt_move,)
+            elif stage == 1:
+                if not ordering:
+                    moves = list(
+                        board.generate_legal_moves()
+                        if in_check
+                        else board.generate_pseudo_legal_captures()
+                    )
+                elif in_check:
+                    moves = order_moves(
+                        board,
+                        list(board.generate_legal_moves()),
+                        tt_code,
+                        killer_1,
+                        killer_2,
+                        history,
+                    )
+                else:
+                    moves = order_captures(
+                        board, list(board.generate_pseudo_legal_captures()), tt_code
+                    )
+            elif stage == 2:
+                if in_check:
+                    break
+                moves = self._valid_killers(board, them_bb, killer_1, killer_2, tt_code)
+                if not moves:
+                    continue
             else:
-                ordered = order_moves(
+                moves = order_quiets(
                     board,
-                    list(board.generate_pseudo_legal_moves()),
+                    list(board.generate_pseudo_legal_moves(_BB_ALL, ~them_bb)),
                     tt_code,
-                    killers[0],
-                    killers[1],
-                    self.history,
+                    killer_1,
+                    killer_2,
+                    history,
                 )
-                moves = ordered
+            # Legal evasions need no test; the TT move in check always gets one.
+            verify_all = in_check and stage == 0
+            verify_none = in_check and stage == 1
             for move in moves:
                 from_sq = move.from_square
-                risky = (
-                    in_check
-                    or from_sq == king_sq
-                    or _BB_SQUARES[from_sq] & lines
-                    or (move.to_square == ep_square and board.piece_type_at(from_sq) == _PAWN)
-                )
+                to_sq = move.to_square
                 pos.push(move)
-                if risky and board.was_into_check():
+                if (
+                    not verify_none
+                    and (
+                        verify_all
+                        or from_sq == king_sq
+                        or _BB_SQUARES[from_sq] & pin_lines
+                        or to_sq == ep_square
+                    )
+                    and board.was_into_check()
+                ):
                     pos.pop()
                     continue
                 searched += 1
                 # A child's PV is only valid when the child was searched as a PV node.
                 full_window = pv_node
-                try:
-                    if searched == 1:
-                        score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, pv_node)
-                    else:
-                        full_window = False
-                        score = -self._negamax(-alpha - 1, -alpha, depth - 1, ply + 1, False)
-                        if pv_node and alpha < score < beta:
-                            full_window = True
-                            score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, True)
-                finally:
-                    pos.pop()
+                if searched == 1:
+                    score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, pv_node)
+                else:
+                    full_window = False
+                    score = -self._negamax(-alpha - 1, -alpha, depth - 1, ply + 1, False)
+                    if pv_node and alpha < score < beta:
+                        full_window = True
+                        score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, True)
+                pos.pop()
                 if score > best_score:
                     best_score = score
                     if score > alpha:
-                        best_code = from_sq | (move.to_square << 6) | ((move.promotion or 0) << 12)
+                        best_code = from_sq | (to_sq << 6) | ((move.promotion or 0) << 12)
                         alpha = score
                         if pv_node:
                             pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
                         if alpha >= beta:
                             # 8. Cutoff: remember quiet moves that refute (killers, history).
+                            self.stats_cut_nodes += 1
+                            if searched == 1:
+                                self.stats_first_move_cuts += 1
                             if not (
-                                _BB_SQUARES[move.to_square] & board.occupied_co[not us]
+                                _BB_SQUARES[to_sq] & them_bb
                                 or move.promotion
+                                or (to_sq == ep_square and board.piece_type_at(from_sq) == _PAWN)
                             ):
-                                if killers[0] != best_code:
-                                    killers[1] = killers[0]
+                                if killer_1 != best_code:
+                                    killers[1] = killer_1
                                     killers[0] = best_code
-                                history = self.history
-                                index = (4096 if us else 0) + from_sq * 64 + move.to_square
+                                index = (4096 if us else 0) + from_sq * 64 + to_sq
                                 history[index] += depth * depth
                                 if history[index] >= movepick.HISTORY_MAX:
                                     movepick.age_history(history)
                             tt.store(key, depth, TT_LOWER, score_to_tt(best_score, ply), best_code)
                             return best_score
-            if stage == 1:
-                break
-            stage = 1
 
         # 9. No legal move: checkmate or stalemate.
         if not searched:
@@ -557,6 +625,19 @@ class Searcher:
         bound = TT_EXACT if best_score > original_alpha else TT_UPPER
         tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
+
+    @staticmethod
+    def _valid_killers(
+        board: chess.Board, them_bb: int, killer_1: int, killer_2: int, tt_code: int
+    ) -> list[chess.Move]:
+        """The killers that are quiet, pseudo-legal moves here and not the TT move."""
+        valid = []
+        for code in (killer_1, killer_2):
+            if code and code != tt_code and not _BB_SQUARES[(code >> 6) & 63] & them_bb:
+                move = decode(code)
+                if board.is_pseudo_legal(move):
+                    valid.append(move)
+        return valid
 
     def _qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
         """Captures and queen promotions until the position is quiet; evasions in check."""
@@ -578,10 +659,8 @@ class Searcher:
                 return -(MATE - ply)
             for move in moves:
                 pos.push(move)
-                try:
-                    score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
-                finally:
-                    pos.pop()
+                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+                pos.pop()
                 if score > best_score:
                     best_score = score
                     if score > alpha:
@@ -623,10 +702,8 @@ class Searcher:
             if risky and board.was_into_check():
                 pos.pop()
                 continue
-            try:
-                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
-            finally:
-                pos.pop()
+            score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+            pos.pop()
             if score > best_score:
                 best_score = score
                 if score > alpha:

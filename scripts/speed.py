@@ -1,0 +1,84 @@
+"""Speed of the engine's search against python-chess's raw perft, in one run.
+
+Prints the bench's nodes/s, python-chess's perft leaves/s (legal generation,
+push/pop at every ply: start position depth 4 and Kiwipete depth 3) and their
+ratio. Times are per-process CPU time, so other load on the machine distorts
+the figures less; with ``--rounds N`` the two measurements alternate and the
+medians are reported. This script measures; it must not change the engine.
+
+Usage: python scripts/speed.py [--rounds N] [--depth D]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import chess
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.bench import run_bench
+
+PERFT_CASES = (
+    (chess.STARTING_FEN, 4, 197281),
+    ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 3, 97862),
+)
+
+
+def perft(board: chess.Board, depth: int) -> int:
+    if depth == 0:
+        return 1
+    nodes = 0
+    for move in board.generate_legal_moves():
+        board.push(move)
+        nodes += perft(board, depth - 1)
+        board.pop()
+    return nodes
+
+
+def perft_leaves_per_second() -> float:
+    leaves = 0
+    start = time.process_time()
+    for fen, depth, expected in PERFT_CASES:
+        count = perft(chess.Board(fen), depth)
+        if count != expected:
+            raise SystemExit(f"speed: perft mismatch on {fen}: {count} != {expected}")
+        leaves += count
+    return leaves / (time.process_time() - start)
+
+
+def bench_nodes_per_second(depth: int | None) -> tuple[int, float]:
+    start = time.process_time()
+    result = run_bench(depth=depth)
+    return result.nodes, result.nodes / (time.process_time() - start)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1, help="alternating rounds (median)")
+    parser.add_argument("--depth", type=int, default=None, help="bench depth (default: bench's)")
+    args = parser.parse_args()
+    perft_rates = []
+    bench_rates = []
+    nodes = 0
+    for _ in range(max(1, args.rounds)):
+        perft_rates.append(perft_leaves_per_second())
+        nodes, rate = bench_nodes_per_second(args.depth)
+        bench_rates.append(rate)
+    perft_rate = statistics.median(perft_rates)
+    bench_rate = statistics.median(bench_rates)
+    print(f"python          : {sys.version.split()[0]} ({sys.implementation.name})")
+    print(f"chess           : {chess.__version__}")
+    print(f"bench nodes     : {nodes}")
+    print(f"bench nodes/s   : {bench_rate:,.0f}")
+    print(f"perft leaves/s  : {perft_rate:,.0f}")
+    print(f"ratio           : {100 * bench_rate / perft_rate:.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

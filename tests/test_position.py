@@ -1,0 +1,103 @@
+"""Position: the incremental key and evaluation sums equal a from-scratch computation."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import chess.polyglot
+
+from engine.evaluate import evaluate
+from engine.position import Position
+
+FENS = [
+    chess.STARTING_FEN,
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+    "4k3/1P6/8/8/8/8/6p1/4K3 w - - 0 1",
+]
+
+
+def test_key_matches_polyglot_over_random_games() -> None:
+    rng = random.Random(20261122)
+    checked = 0
+    for fen in FENS:
+        for _ in range(25):
+            pos = Position(chess.Board(fen))
+            pushed = 0
+            for _ in range(60):
+                moves = list(pos.board.generate_legal_moves())
+                if not moves:
+                    break
+                pos.push(rng.choice(moves))
+                pushed += 1
+                assert pos.key == chess.polyglot.zobrist_hash(pos.board), pos.board.fen()
+                assert pos.state_errors() == []
+                checked += 1
+                if rng.random() < 0.1 and not pos.board.is_check():
+                    pos.push_null()
+                    assert pos.key == chess.polyglot.zobrist_hash(pos.board)
+                    pos.pop_null()
+            for _ in range(pushed):
+                pos.pop()
+                assert pos.key == chess.polyglot.zobrist_hash(pos.board)
+                checked += 1
+    assert checked > 5000
+
+
+def test_every_move_kind_keeps_state() -> None:
+    """Castling, en passant, promotions with and without capture, from every FEN."""
+    kinds = set()
+    for fen in FENS:
+        pos = Position(chess.Board(fen))
+        for move in list(pos.board.generate_legal_moves()):
+            board = pos.board
+            if board.is_castling(move):
+                kinds.add("castling")
+            if board.is_en_passant(move):
+                kinds.add("en passant")
+            if move.promotion:
+                kinds.add("capture promotion" if board.is_capture(move) else "promotion")
+            pos.push(move)
+            assert pos.state_errors() == [], (fen, move.uci())
+            pos.pop()
+            assert pos.state_errors() == []
+    assert kinds == {"castling", "en passant", "promotion", "capture promotion"}
+
+
+def test_polyglot_en_passant_rule() -> None:
+    """The ep file is hashed only when a pawn can capture (Polyglot), not after every
+    double push."""
+    pos = Position(chess.Board())
+    pos.push(chess.Move.from_uci("e2e4"))
+    assert pos.key == 0x823C9B50FD114196  # Polyglot's published key after 1. e4
+    for uci in ("d7d5", "e4e5", "f7f5"):
+        pos.push(chess.Move.from_uci(uci))
+    assert pos.key == 0x22A48B5A8E47FF78  # after 1. e4 d5 2. e5 f5: ep file hashed
+
+
+def test_repetition_from_own_history() -> None:
+    board = chess.Board()
+    pos = Position(board)
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
+        pos.push(chess.Move.from_uci(uci))
+    assert pos.is_repetition()
+    pos.pop()
+    assert not pos.is_repetition()
+
+
+def test_game_history_counts_for_repetition() -> None:
+    board = chess.Board()
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
+        board.push_uci(uci)
+    pos = Position(board)
+    assert pos.is_repetition()
+
+
+def test_evaluation_is_symmetric() -> None:
+    for fen in FENS:
+        board = chess.Board(fen)
+        assert evaluate(board) == evaluate(board.mirror()), fen

@@ -1,0 +1,356 @@
+"""Search: exact against plain negamax, mates, draws, ordering, limits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pytest
+
+from engine.bench import BENCH_FENS
+from engine.evaluate import evaluate
+from engine.score import MATE, mate_in_moves
+from engine.search import SearchControl, Searcher, SearchParams
+from engine.tt import TranspositionTable
+from tests.conftest import shared_file
+
+# ----------------------------------------------------------------- reference
+
+
+def _qsearch_ref(board: chess.Board, alpha: int, beta: int, ply: int) -> int:
+    """Quiescence as the engine defines it (stand pat, captures and queen promotions;
+    every evasion in check). Alpha-beta here does not change the value it returns
+    inside the window, and the window is always open at the caller."""
+    if board.is_check():
+        moves = list(board.generate_legal_moves())
+        if not moves:
+            return -(MATE - ply)
+        best = -MATE - 1
+        for move in moves:
+            board.push(move)
+            score = -_qsearch_ref(board, -beta, -alpha, ply + 1)
+            board.pop()
+            best = max(best, score)
+            alpha = max(alpha, score)
+            if alpha >= beta:
+                break
+        return best
+    best = evaluate(board)
+    if best >= beta:
+        return best
+    alpha = max(alpha, best)
+    captures = [
+        m for m in board.generate_legal_moves() if board.is_capture(m) or m.promotion == chess.QUEEN
+    ]
+    # Most valuable victim first: the order changes only the speed, not the value.
+    captures.sort(key=lambda m: -(board.piece_type_at(m.to_square) or 1))
+    for move in captures:
+        board.push(move)
+        score = -_qsearch_ref(board, -beta, -alpha, ply + 1)
+        board.pop()
+        best = max(best, score)
+        alpha = max(alpha, score)
+        if alpha >= beta:
+            break
+    return best
+
+
+_LEAF_SEARCHER = Searcher(TranspositionTable(1))
+
+
+def _leaf(board: chess.Board, ply: int) -> int:
+    """The horizon value: the engine's quiescence search (checked on its own below),
+    with mate scores made relative to the root."""
+    score = _LEAF_SEARCHER.quiescence(board)
+    if score >= MATE - 200:
+        return score - ply
+    if score <= -(MATE - 200):
+        return score + ply
+    return score
+
+
+def _negamax_ref(board: chess.Board, depth: int, ply: int, keys: list[int]) -> int:
+    """Plain negamax: every move, no window, no TT, no ordering, no pruning."""
+    in_check = board.is_check()
+    if ply > 0:
+        if in_check:
+            depth += 1
+        if depth <= 0:
+            return _leaf(board, ply)
+        if board.halfmove_clock >= 100 and not in_check:
+            return 0
+        key = keys[-1]
+        history = keys[-1 - board.halfmove_clock : -1]
+        if key in history[::-1][1::2]:
+            return 0
+        if not (board.pawns | board.rooks | board.queens) and (
+            (board.knights | board.bishops).bit_count() <= 1
+        ):
+            return 0
+    moves = list(board.generate_legal_moves())
+    if not moves:
+        return -(MATE - ply) if in_check else 0
+    best = -MATE - 1
+    for move in moves:
+        board.push(move)
+        keys.append(chess.polyglot.zobrist_hash(board))
+        best = max(best, -_negamax_ref(board, depth - 1, ply + 1, keys))
+        keys.pop()
+        board.pop()
+    return best
+
+
+def _search(fen: str, depth: int, **kwargs: object) -> tuple[int, list[chess.Move], object]:
+    searcher = Searcher(TranspositionTable(8))
+    infos: list[object] = []
+    result = searcher.search(
+        chess.Board(fen), SearchParams(max_depth=depth, **kwargs), SearchControl(), infos.append
+    )
+    return result.score, [result.best_move], (result, infos)
+
+
+OPENINGS = Path(__file__).resolve().parents[1] / "scripts" / "openings" / "noob3_500.epd"
+ENDGAMES = [fen for fen in BENCH_FENS if chess.Board(fen).occupied.bit_count() <= 8]
+
+
+def _openings(count: int) -> list[str]:
+    lines = [line.strip() for line in OPENINGS.read_text().splitlines() if line.strip()]
+    return lines[:count]
+
+
+def _exactness_cases() -> list[tuple[str, int]]:
+    """50 balanced openings at depth 2 and the bench endgames at depths 3 and 4."""
+    cases = [(fen, 2) for fen in _openings(50)]
+    cases += [(fen, 3) for fen in ENDGAMES] + [(fen, 4) for fen in ENDGAMES[:3]]
+    return cases
+
+
+def _slow_exactness_cases() -> list[tuple[str, int]]:
+    return [(fen, 3) for fen in _openings(10)] + [(fen, 4) for fen in ENDGAMES]
+
+
+def _quiescence_cases() -> list[str]:
+    """Bench positions and every position one move away from the first few."""
+    fens = list(BENCH_FENS)
+    for fen in BENCH_FENS[:6]:
+        board = chess.Board(fen)
+        for move in list(board.legal_moves)[:12]:
+            board.push(move)
+            fens.append(board.fen())
+            board.pop()
+    return fens
+
+
+def test_quiescence_equals_reference() -> None:
+    searcher = Searcher(TranspositionTable(1))
+    for fen in _quiescence_cases():
+        board = chess.Board(fen)
+        assert searcher.quiescence(board) == _qsearch_ref(board, -MATE - 1, MATE + 1, 0), fen
+
+
+def _assert_exact(fen: str, depth: int) -> None:
+    score, _, _ = _search(fen, depth)
+    board = chess.Board(fen)
+    assert score == _negamax_ref(board, depth, 0, [chess.polyglot.zobrist_hash(board)])
+
+
+@pytest.mark.parametrize(("fen", "depth"), _exactness_cases())
+def test_search_equals_plain_negamax(fen: str, depth: int) -> None:
+    _assert_exact(fen, depth)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fen", "depth"), _slow_exactness_cases())
+def test_search_equals_plain_negamax_deeper(fen: str, depth: int) -> None:
+    _assert_exact(fen, depth)
+
+
+def test_there_are_at_least_50_exactness_positions() -> None:
+    assert len({fen for fen, _ in _exactness_cases()}) >= 50
+
+
+# --------------------------------------------------------------------- mates
+
+
+@pytest.mark.parametrize(
+    ("fen", "moves", "best"),
+    [
+        ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+        ("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4", 1, "h5f7"),
+        ("2bqkbn1/2pppp2/np2N3/r3P1p1/p2N2B1/5Q2/PPPPKPP1/RNB2r2 w KQkq - 0 1", 2, "f3f7"),
+        ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", 2, "a1a6"),
+        ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3, "f6a6"),
+    ],
+)
+def test_finds_mate_in_n(fen: str, moves: int, best: str) -> None:
+    score, best_moves, _ = _search(fen, 2 * moves + 1)
+    assert mate_in_moves(score) == moves
+    assert best_moves[0] == chess.Move.from_uci(best)
+
+
+def test_mated_side_sees_negative_mate() -> None:
+    # After 1. Ra6 (mate in 2), Black is mated next move whatever it plays.
+    score, _, _ = _search("kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", 4)
+    assert mate_in_moves(score) == -1
+
+
+def test_checkmated_root_has_no_move() -> None:
+    score, best, _ = _search("3R2k1/5ppp/8/8/8/8/5PPP/6K1 b - - 1 1", 3)
+    assert best == [None]
+    assert score == -MATE
+
+
+def test_stalemate_scores_zero() -> None:
+    score, best, _ = _search("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", 3)
+    assert best == [None]
+    assert score == 0
+    # One move before: the queen move that stalemates must not be chosen when winning.
+    score, best, _ = _search("7k/8/5QK1/8/8/8/8/8 w - - 0 1", 3)
+    assert score > 500
+
+
+def test_repetition_draw_scores_zero() -> None:
+    # After Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1, Black's Ng8 repeats the start position.
+    board = chess.Board()
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"):
+        board.push_uci(uci)
+    searcher = Searcher(TranspositionTable(8))
+    repeat = [chess.Move.from_uci("f6g8")]
+    result = searcher.search(board, SearchParams(max_depth=4, root_moves=repeat), SearchControl())
+    assert result.score == 0
+    other = [chess.Move.from_uci("e7e5")]
+    result = searcher.search(board, SearchParams(max_depth=4, root_moves=other), SearchControl())
+    assert result.score != 0
+
+
+def test_fifty_move_rule_scores_zero() -> None:
+    # KR vs K with the clock at 99: any non-mating move ends in a draw.
+    score, _, _ = _search("8/8/8/4k3/8/8/8/R3K3 w - - 99 120", 2)
+    assert score == 0
+    score, _, _ = _search("8/8/8/4k3/8/8/8/R3K3 w - - 0 120", 2)
+    assert score > 300
+
+
+def test_insufficient_material_is_drawn_in_tree() -> None:
+    # K+N vs K and K+B vs K: a static eval says +3 pawns, the rules say draw.
+    for fen in ("8/8/4k3/8/8/8/8/2N1K3 w - - 0 1", "8/8/4k3/8/8/8/8/2B1K3 b - - 0 1"):
+        score, _, _ = _search(fen, 3)
+        assert score == 0, fen
+    # With a pawn left there are winning chances: not a draw.
+    score, _, _ = _search("8/8/4k3/8/8/8/7P/2N1K3 w - - 0 1", 3)
+    assert score > 200
+
+
+# ------------------------------------------------------------------ ordering
+
+
+def _count_nodes(fen: str, depth: int, ordered: bool) -> tuple[int, int, int]:
+    """Nodes, cut nodes and cut nodes where the first move cut, with or without ordering."""
+    searcher = Searcher(TranspositionTable(16))
+    searcher.ordering = ordered
+    result = searcher.search(chess.Board(fen), SearchParams(max_depth=depth), SearchControl())
+    return result.nodes, searcher.stats_cut_nodes, searcher.stats_first_move_cuts
+
+
+def test_ordering_saves_nodes_and_first_move_cuts_mostly() -> None:
+    total_ordered = total_plain = cuts = first = 0
+    for fen in BENCH_FENS[:12]:
+        nodes, cut_nodes, first_cuts = _count_nodes(fen, 4, True)
+        plain, _, _ = _count_nodes(fen, 4, False)
+        total_ordered += nodes
+        total_plain += plain
+        cuts += cut_nodes
+        first += first_cuts
+    rate = first / cuts
+    print(
+        f"\nnodes with ordering {total_ordered}, without {total_plain}, "
+        f"ratio {total_plain / total_ordered:.2f}; first-move cutoff rate {rate:.1%}"
+    )
+    assert total_plain > 2 * total_ordered
+    assert rate > 0.8
+
+
+# -------------------------------------------------------------- limits, PV
+
+
+def test_bench_is_deterministic_and_pv_legal() -> None:
+    fen = BENCH_FENS[1]
+    runs = []
+    for _ in range(2):
+        infos: list[object] = []
+        searcher = Searcher(TranspositionTable(16))
+        result = searcher.search(
+            chess.Board(fen), SearchParams(max_depth=4), SearchControl(), infos.append
+        )
+        runs.append(result.nodes)
+        for info in infos:
+            board = chess.Board(fen)
+            for move in info.pv:  # type: ignore[attr-defined]
+                assert board.is_legal(move)
+                board.push(move)
+    assert runs[0] == runs[1]
+
+
+def test_node_limit_and_stop() -> None:
+    searcher = Searcher(TranspositionTable(16))
+    result = searcher.search(chess.Board(), SearchParams(node_limit=3000), SearchControl())
+    assert result.best_move is not None
+    assert 3000 <= result.nodes <= 3000 + 512
+
+    control = SearchControl()
+    threading.Timer(0.3, control.stop.set).start()
+    start = time.monotonic()
+    result = searcher.search(chess.Board(), SearchParams(), control)
+    assert time.monotonic() - start < 1.5
+    assert result.best_move in chess.Board().legal_moves
+
+
+def test_hard_deadline_and_searchmoves() -> None:
+    searcher = Searcher(TranspositionTable(16))
+    control = SearchControl(start_time=time.monotonic())
+    control.hard_deadline = control.start_time + 0.2
+    result = searcher.search(chess.Board(), SearchParams(), control)
+    assert time.monotonic() - control.start_time < 0.6
+    assert result.best_move is not None
+    only = [chess.Move.from_uci("a2a3"), chess.Move.from_uci("h2h3")]
+    result = searcher.search(
+        chess.Board(), SearchParams(max_depth=3, root_moves=only), SearchControl()
+    )
+    assert result.best_move in only
+
+
+def test_multipv_lines_are_distinct() -> None:
+    searcher = Searcher(TranspositionTable(16))
+    infos: list[object] = []
+    searcher.search(
+        chess.Board(), SearchParams(max_depth=3, multipv=3), SearchControl(), infos.append
+    )
+    last = [i for i in infos if i.depth == 3 and i.bound == "exact"]  # type: ignore[attr-defined]
+    assert [i.multipv for i in last] == [1, 2, 3]  # type: ignore[attr-defined]
+    assert len({i.pv[0] for i in last}) == 3  # type: ignore[attr-defined]
+    assert last[0].score >= last[1].score >= last[2].score  # type: ignore[attr-defined]
+
+
+def test_mate_limit_stops_early() -> None:
+    searcher = Searcher(TranspositionTable(16))
+    result = searcher.search(
+        chess.Board("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1"),
+        SearchParams(mate_moves=3),
+        SearchControl(),
+    )
+    assert mate_in_moves(result.score) == 3
+
+
+def test_wac_sample_solved() -> None:
+    path = shared_file("wac.epd")
+    solved = 0
+    lines = [line for line in path.read_text().splitlines() if line.strip()][:10]
+    for line in lines:
+        board, ops = chess.Board.from_epd(line)
+        searcher = Searcher(TranspositionTable(16))
+        result = searcher.search(board, SearchParams(max_depth=4), SearchControl())
+        solved += result.best_move in ops.get("bm", [])
+    assert solved >= 6
