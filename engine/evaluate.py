@@ -29,9 +29,3 @@ def evaluate(board: chess.Board) -> int:
     """Evaluation of ``board`` from scratch (side to move's view)."""
     _, mg, eg, phase = full_state(board)
     return evaluate_sums(mg, eg, phase, board.turn)
-
-
-def evaluate_white(board: chess.Board) -> int:
-    """Evaluation of ``board`` from White's point of view."""
-    score = evaluate(board)
-    return score if board.turn else -score

@@ -43,11 +43,6 @@ def decode(code: int) -> chess.Move:
     return chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
 
 
-def history_index(white: bool, move: chess.Move) -> int:
-    """Index of a move in the flat history table (colour, from, to)."""
-    return (4096 if white else 0) + move.from_square * 64 + move.to_square
-
-
 def new_history() -> list[int]:
     return [0] * 8192
 
