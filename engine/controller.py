@@ -270,6 +270,7 @@ class Controller:
     def _set_deadlines(self, job: _Job) -> None:
         budget = job.budget
         control = job.control
+        control.budget_start = job.base_time
         if budget.hard_ms is not None:
             control.hard_deadline = job.base_time + budget.hard_ms / 1000.0
         soft_ms = timeman.scaled_soft_ms(budget, job.tracker.scale())

@@ -99,6 +99,7 @@ class SearchControl:
     start_time: float = 0.0
     soft_deadline: Optional[float] = None
     hard_deadline: Optional[float] = None
+    budget_start: Optional[float] = None  # when the soft budget began (ponderhit); None: start_time
 
 
 @dataclass(frozen=True)
@@ -282,12 +283,12 @@ class Searcher:
             return False
         if legal_count == 1:
             return True
-        now = time.monotonic()
-        budget = soft - self._control.start_time
+        control = self._control
+        began = control.budget_start if control.budget_start is not None else control.start_time
         share = SOFT_LIMIT_NEXT_ITERATION
         if move_code(best.move) != previous_best_code:
             share = 1.0  # the best move just changed: worth confirming
-        return now - self._control.start_time >= budget * share
+        return time.monotonic() - began >= (soft - began) * share
 
     def _ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The expected reply from the TT when the PV is one move long."""
