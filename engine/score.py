@@ -19,8 +19,6 @@ MATE_BOUND = MATE - MAX_PLY
 INFINITE = MATE + 1
 """Bigger than any score; the initial window is (-INFINITE, INFINITE)."""
 
-DRAW = 0
-
 
 def is_mate_score(score: int) -> bool:
     """True when ``score`` encodes a forced mate for either side."""

@@ -31,7 +31,7 @@ from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, sco
 from engine.tt import BOUND_EXACT as TT_EXACT
 from engine.tt import BOUND_LOWER as TT_LOWER
 from engine.tt import BOUND_UPPER as TT_UPPER
-from engine.tt import TranspositionTable
+from engine.tt import TranspositionTable, unpack_move
 
 BOUND_EXACT = "exact"
 BOUND_LOWER = "lower"
@@ -252,7 +252,7 @@ class Searcher:
         """First iteration order: TT move, then the interior-node ordering."""
         board = self._pos.board
         word = self.tt.probe(self._pos.key)
-        tt_code = (word >> 16) & 0xFFFF if word else 0
+        tt_code = unpack_move(word) if word else 0
         moves = [line.move for line in lines]
         ordered = order_moves(board, moves, -1, 0, 0, self.history)
         rank = {move_code(m): i for i, m in enumerate(ordered)}
@@ -299,9 +299,9 @@ class Searcher:
         pos.push(move)
         try:
             word = self.tt.probe(pos.key)
-            if word:
-                reply = decode((word >> 16) & 0xFFFF)
-                if (word >> 16) & 0xFFFF and board.is_legal(reply):
+            if word and unpack_move(word):
+                reply = decode(unpack_move(word))
+                if board.is_legal(reply):
                     return reply
             return None
         finally:
@@ -478,6 +478,7 @@ class Searcher:
             return alpha
 
         # 6. Transposition table: a deep enough bound ends zero-window nodes at once.
+        #    (tt.py's word layout is unpacked inline here: a call per field costs.)
         tt = self.tt
         key = pos.key
         word = tt.probe(key)

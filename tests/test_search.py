@@ -12,7 +12,7 @@ import pytest
 
 from engine.bench import BENCH_FENS
 from engine.evaluate import evaluate
-from engine.score import MATE, mate_in_moves
+from engine.score import MATE, mate_in_moves, score_from_tt
 from engine.search import SearchControl, Searcher, SearchParams
 from engine.tt import TranspositionTable
 from tests.conftest import shared_file
@@ -29,25 +29,19 @@ def _qsearch_ref(board: chess.Board, alpha: int, beta: int, ply: int) -> int:
         if not moves:
             return -(MATE - ply)
         best = -MATE - 1
-        for move in moves:
-            board.push(move)
-            score = -_qsearch_ref(board, -beta, -alpha, ply + 1)
-            board.pop()
-            best = max(best, score)
-            alpha = max(alpha, score)
-            if alpha >= beta:
-                break
-        return best
-    best = evaluate(board)
-    if best >= beta:
-        return best
-    alpha = max(alpha, best)
-    captures = [
-        m for m in board.generate_legal_moves() if board.is_capture(m) or m.promotion == chess.QUEEN
-    ]
-    # Most valuable victim first: the order changes only the speed, not the value.
-    captures.sort(key=lambda m: -(board.piece_type_at(m.to_square) or 1))
-    for move in captures:
+    else:
+        best = evaluate(board)
+        if best >= beta:
+            return best
+        alpha = max(alpha, best)
+        moves = [
+            m
+            for m in board.generate_legal_moves()
+            if board.is_capture(m) or m.promotion == chess.QUEEN
+        ]
+        # Most valuable victim first: the order changes only the speed, not the value.
+        moves.sort(key=lambda m: -(board.piece_type_at(m.to_square) or 1))
+    for move in moves:
         board.push(move)
         score = -_qsearch_ref(board, -beta, -alpha, ply + 1)
         board.pop()
@@ -64,12 +58,8 @@ _LEAF_SEARCHER = Searcher(TranspositionTable(1))
 def _leaf(board: chess.Board, ply: int) -> int:
     """The horizon value: the engine's quiescence search (checked on its own below),
     with mate scores made relative to the root."""
-    score = _LEAF_SEARCHER.quiescence(board)
-    if score >= MATE - 200:
-        return score - ply
-    if score <= -(MATE - 200):
-        return score + ply
-    return score
+    # A node-relative mate score becomes root-relative exactly as a TT score does.
+    return score_from_tt(_LEAF_SEARCHER.quiescence(board), ply)
 
 
 def _negamax_ref(board: chess.Board, depth: int, ply: int, keys: list[int]) -> int:
