@@ -1,7 +1,8 @@
 """Command line: ``cutoff`` / ``python -m engine``.
 
 * no arguments: the UCI loop on stdin/stdout (what GUIs start);
-* ``bench [--depth N] [--hash MB]``: the fixed bench, node count and speed;
+* ``bench [--depth N] [--hash MB] [--positions K] [--plain]``: the fixed bench,
+  node count, speed and nodes per depth (``--plain``: selectivity off);
 * ``analyse [FEN] [--depth N] [--multipv K]``: one search, printed as UCI info
   lines and a ``bestmove`` line.
 
@@ -18,7 +19,8 @@ from typing import Optional
 
 USAGE = (
     "usage: cutoff                                     UCI mode (for GUIs)\n"
-    "       cutoff bench [--depth N] [--hash MB]       fixed-depth bench: nodes and speed\n"
+    "       cutoff bench [--depth N] [--hash MB] [--positions K] [--plain]\n"
+    "                                                  fixed-depth bench: nodes, speed, EBF\n"
     "       cutoff analyse [FEN] [--depth N] [--multipv K]   search one position\n"
 )
 
@@ -60,12 +62,18 @@ def _print(line: str) -> None:
 def _bench(args: list[str]) -> int:
     depth = _take_int(args, "--depth", None, 1, 64)
     hash_mb = _take_int(args, "--hash", 16, 1, 1024)
+    positions = _take_int(args, "--positions", None, 1, 1000)
+    selective = True
+    if "--plain" in args:
+        args.remove("--plain")
+        selective = False
     if args:
         raise UsageError(f"unexpected argument '{args[0]}'")
-    from engine.bench import run_bench
+    from engine.bench import BENCH_FENS, run_bench
 
     assert hash_mb is not None
-    run_bench(depth=depth, hash_mb=hash_mb, out=_print)
+    fens = BENCH_FENS[:positions] if positions else None
+    run_bench(depth=depth, hash_mb=hash_mb, out=_print, selective=selective, fens=fens)
     return 0
 
 

@@ -11,15 +11,15 @@ not print directly: lines go through the ``out`` callback.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import chess
 
-from engine.search import SearchControl, Searcher, SearchParams
+from engine.search import IterationInfo, SearchControl, Searcher, SearchParams
 from engine.tt import TranspositionTable
 
-BENCH_DEPTH = 5
+BENCH_DEPTH = 8
 """Default depth: the whole bench runs in well under a minute on CPython."""
 
 BENCH_HASH_MB = 16
@@ -67,35 +67,77 @@ class BenchResult:
     nodes: int
     seconds: float
     nps: int
+    depth_nodes: list[int] = field(default_factory=list)
+    """Nodes to complete each depth (index 0 is depth 1), summed over the positions."""
+    depth_seconds: list[float] = field(default_factory=list)
+    """Seconds to complete each depth, summed over the positions."""
+
+
+class _DepthRecorder:
+    """Nodes and seconds at which one search completed each depth."""
+
+    def __init__(self, depth: int) -> None:
+        self.start = time.perf_counter()
+        self.nodes = [0] * depth
+        self.seconds = [0.0] * depth
+
+    def on_iteration(self, info: IterationInfo) -> None:
+        self.nodes[info.depth - 1] = info.nodes
+        self.seconds[info.depth - 1] = time.perf_counter() - self.start
 
 
 def run_bench(
     depth: Optional[int] = None,
     hash_mb: int = BENCH_HASH_MB,
     out: Optional[Callable[[str], None]] = None,
+    selective: bool = True,
+    fens: Optional[list[str]] = None,
 ) -> BenchResult:
-    """Search every bench position to ``depth``; report through ``out``."""
+    """Search every bench position to ``depth``; report through ``out``.
+
+    ``selective=False`` turns off every pruning and reduction (plain PVS), to show
+    what selectivity saves; ``fens`` replaces the bench positions.
+    """
     depth = depth or BENCH_DEPTH
     tt = TranspositionTable(hash_mb)
     searcher = Searcher(tt)
+    searcher.selective = selective
+    positions = fens or BENCH_FENS
     total_nodes = 0
     total_seconds = 0.0
-    for number, fen in enumerate(BENCH_FENS, start=1):
+    depth_nodes = [0] * depth
+    depth_seconds = [0.0] * depth
+    for number, fen in enumerate(positions, start=1):
         tt.clear()
         searcher.new_game()
         board = chess.Board(fen)
-        start = time.perf_counter()
-        result = searcher.search(board, SearchParams(max_depth=depth), SearchControl())
-        seconds = time.perf_counter() - start
+        recorder = _DepthRecorder(depth)
+        result = searcher.search(
+            board, SearchParams(max_depth=depth), SearchControl(), recorder.on_iteration
+        )
+        seconds = time.perf_counter() - recorder.start
+        reached, reached_at = recorder.nodes, recorder.seconds
         total_nodes += result.nodes
         total_seconds += seconds
+        # A search that ends early (a mate proven) has reached every deeper depth too.
+        for d in range(depth):
+            if d >= result.depth:
+                reached[d], reached_at[d] = result.nodes, seconds
+            depth_nodes[d] += reached[d]
+            depth_seconds[d] += reached_at[d]
         if out is not None:
             move = result.best_move.uci() if result.best_move else "(none)"
-            out(f"Position {number:2d}/{len(BENCH_FENS)}: {move:6s} {result.nodes:8d} nodes")
+            out(f"Position {number:2d}/{len(positions)}: {move:6s} {result.nodes:8d} nodes")
     nps = int(total_nodes / total_seconds) if total_seconds > 0 else 0
     if out is not None:
         out("===========================")
+        out("Depth      Nodes   Time (ms)   EBF")
+        for d in range(depth):
+            ebf = depth_nodes[d] / depth_nodes[d - 1] if d and depth_nodes[d - 1] else 0.0
+            out(f"{d + 1:5d} {depth_nodes[d]:10d} {int(depth_seconds[d] * 1000):11d} {ebf:5.2f}")
+        out("===========================")
+        out(f"Selectivity     : {'on' if selective else 'off (plain PVS)'}")
         out(f"Total time (ms) : {int(total_seconds * 1000)}")
         out(f"Nodes searched  : {total_nodes}")
         out(f"Nodes/second    : {nps}")
-    return BenchResult(total_nodes, total_seconds, nps)
+    return BenchResult(total_nodes, total_seconds, nps, depth_nodes, depth_seconds)

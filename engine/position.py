@@ -197,7 +197,11 @@ class Position:
     def push_null(self) -> None:
         """Pass the turn: only the side to move and the en passant part change."""
         self._stack.append((self.key, self.mg, self.eg, self.phase, self._ep_key))
-        self.board.push(chess.Move.null())
+        board = self.board
+        board.push(chess.Move.null())
+        # No repetition reaches back across a pass: the positions before it were not
+        # really followed by this one (pop restores the clock with the board).
+        board.halfmove_clock = 0
         self.key ^= self._ep_key ^ _TURN_KEY
         self._ep_key = 0
         self.keys.append(self.key)

@@ -15,6 +15,7 @@ only when they could leave the king attacked; repetition uses our key history.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from engine.evaluate import evaluate_sums
 from engine.movepick import decode, move_code, order_captures, order_moves, order_quiets
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
+from engine.see import SEE_VALUES, see_ge
 from engine.tt import BOUND_EXACT as TT_EXACT
 from engine.tt import BOUND_LOWER as TT_LOWER
 from engine.tt import BOUND_UPPER as TT_UPPER
@@ -45,6 +47,46 @@ POLL_INTERVAL_NODES = 512
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 SOFT_LIMIT_NEXT_ITERATION = 0.6
 """No new iteration once this share of the soft budget is spent: it would not finish."""
+
+# Selective search. Each technique has a switch, so that a match can measure it
+# against the build without it (README: "Selective search"); ``Searcher.selective``
+# turns them all off at once (the exactness tests search that way).
+NULL_MOVE = True
+"""Null-move pruning: if passing still fails high, the node is not worth a full search."""
+NULL_MOVE_MIN_DEPTH = 3
+NULL_MOVE_BASE_REDUCTION = 3
+"""The null move is searched ``BASE + depth // 4`` plies shallower than a real move."""
+REVERSE_FUTILITY = True
+"""Static null move: far enough above beta at low depth, a non-PV node fails high."""
+REVERSE_FUTILITY_MAX_DEPTH = 6
+REVERSE_FUTILITY_MARGIN_CP = 90
+"""Per ply of depth: what the opponent could win back in that many plies."""
+FUTILITY = True
+"""Quiet, non-checking moves at frontier nodes far below alpha are skipped."""
+FUTILITY_MAX_DEPTH = 3
+FUTILITY_MARGIN_CP = (0, 130, 230, 330)
+LATE_MOVE_PRUNING = True
+"""At depth 1-3 of non-PV nodes, quiet moves beyond a count are skipped."""
+LATE_MOVE_COUNT = (0, 5, 8, 13)
+LATE_MOVE_REDUCTIONS = True
+"""Late quiet moves are searched shallower, and again at full depth if they fail high."""
+LMR_MIN_DEPTH = 3
+LMR_MIN_MOVES = 3
+"""Moves searched before reductions start (TT move, captures and killers count)."""
+LMR_BASE = 0.75
+LMR_DIVISOR = 2.25
+LMR_GOOD_HISTORY = 1 << 12
+"""A quiet move whose history is at least this is reduced one ply less."""
+INTERNAL_ITERATIVE_REDUCTION = True
+"""A node with no TT move at depth >= IIR_MIN_DEPTH is searched a ply shallower."""
+IIR_MIN_DEPTH = 4
+SEE_ORDERING = True
+"""Captures losing material by static exchange are tried after the quiet moves."""
+SEE_QSEARCH = True
+"""Quiescence skips captures that lose material by static exchange."""
+DELTA_PRUNING = True
+"""Quiescence skips captures that cannot lift the score to alpha even if unanswered."""
+DELTA_MARGIN_CP = 200
 
 _BB_SQUARES = chess.BB_SQUARES
 _BB_ALL = chess.BB_ALL
@@ -66,6 +108,19 @@ def _lines_through(square: int) -> int:
 
 
 _NO_HISTORY = [0] * 8192
+
+
+def _reduction_table() -> list[list[int]]:
+    """LMR plies by [depth][moves searched]: grows with log(depth) * log(move number)."""
+    table = [[0] * 64 for _ in range(MAX_PLY + 1)]
+    for depth in range(1, MAX_PLY + 1):
+        for count in range(1, 64):
+            table[depth][count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
+    return table
+
+
+_REDUCTIONS = _reduction_table()
+_SEE_VALUES = SEE_VALUES
 
 _KING_LINES = [_lines_through(sq) for sq in chess.SQUARES]
 """A piece off every line through its king cannot expose the king by moving."""
@@ -150,6 +205,7 @@ class Searcher:
         # how good the ordering is (tests and the bench report them).
         self.stats_cut_nodes = 0
         self.stats_first_move_cuts = 0
+        self.stats_null_moves = 0  # null-move searches tried (tests: zugzwang guard)
         self._killers: list[list[int]] = [[0, 0] for _ in range(MAX_PLY + 1)]
         self._pv: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 1)]
         self._poll_mask = POLL_INTERVAL_NODES - 1
@@ -159,6 +215,9 @@ class Searcher:
         self.ordering = True
         """False searches moves in generation order (no TT move first, no MVV-LVA,
         killers or history in the main search): to measure what ordering saves."""
+        self.selective = True
+        """False turns every pruning and reduction off (the module switches stay as
+        they are): the search is then exact full-width alpha-beta."""
 
     def new_game(self) -> None:
         """Forget killers and history (the controller clears the TT)."""
@@ -189,6 +248,7 @@ class Searcher:
         self.seldepth = 0
         self.stats_cut_nodes = 0
         self.stats_first_move_cuts = 0
+        self.stats_null_moves = 0
         self._killers = [[0, 0] for _ in range(MAX_PLY + 1)]
         self.tt.new_search()
         movepick.age_history(self.history)
@@ -495,10 +555,68 @@ class Searcher:
                 ):
                     return tt_score
 
-        # 7. Moves in stages, so that an early cutoff saves generating the rest:
-        #    TT move, captures by MVV-LVA, killers, quiets by history. In check,
-        #    stage 1 is every legal evasion and there are no later stages.
         us = board.turn
+        selective = self.selective and not in_check
+        static_eval = -INFINITE
+        if selective:
+            static_eval = evaluate_sums(pos.mg, pos.eg, pos.phase, us)
+            if not pv_node and -MATE_BOUND < beta < MATE_BOUND:
+                # 7. Reverse futility: this far above beta, the opponent will not
+                #    get back to it in the plies that are left.
+                if (
+                    REVERSE_FUTILITY
+                    and depth <= REVERSE_FUTILITY_MAX_DEPTH
+                    and static_eval - REVERSE_FUTILITY_MARGIN_CP * depth >= beta
+                ):
+                    return static_eval
+                # 8. Null move: if passing still fails high, a real move would too.
+                #    Not twice in a row, and not with only king and pawns (zugzwang).
+                if (
+                    NULL_MOVE
+                    and depth >= NULL_MOVE_MIN_DEPTH
+                    and static_eval >= beta
+                    and board.move_stack[-1]
+                    and board.occupied_co[us] & ~(board.pawns | board.kings)
+                ):
+                    self.stats_null_moves += 1
+                    pos.push_null()
+                    score = -self._negamax(
+                        -beta,
+                        -beta + 1,
+                        depth - 1 - NULL_MOVE_BASE_REDUCTION - depth // 4,
+                        ply + 1,
+                        False,
+                    )
+                    pos.pop_null()
+                    if score >= beta:
+                        return beta if score >= MATE_BOUND else score
+
+        # 9. Internal iterative reduction: without a TT move the ordering is poor and
+        #    the node probably new; a shallower search is cheaper and fills the TT.
+        if (
+            INTERNAL_ITERATIVE_REDUCTION
+            and self.selective
+            and not tt_code
+            and depth >= IIR_MIN_DEPTH
+        ):
+            depth -= 1
+
+        # Frontier pruning of quiet moves (steps 11-12) applies at this node?
+        lmp_count = 1 << 30
+        futility_value = INFINITE
+        if selective and not pv_node and alpha > -MATE_BOUND:
+            if LATE_MOVE_PRUNING and depth <= 3:
+                lmp_count = LATE_MOVE_COUNT[depth]
+            if FUTILITY and depth <= FUTILITY_MAX_DEPTH:
+                futility_value = static_eval + FUTILITY_MARGIN_CP[depth]
+        futile = futility_value <= alpha
+        reduce = selective and LATE_MOVE_REDUCTIONS and depth >= LMR_MIN_DEPTH
+        see_ordering = SEE_ORDERING and self.selective
+
+        # 10. Moves in stages, so that an early cutoff saves generating the rest:
+        #     TT move, captures by MVV-LVA that do not lose material, killers,
+        #     quiets by history, then losing captures. In check, stage 1 is every
+        #     legal evasion and there are no later stages.
         them_bb = board.occupied_co[not us]
         king_sq = board.king(us)
         # Only a piece on a line between its king and an enemy slider can be pinned.
@@ -510,15 +628,18 @@ class Searcher:
         best_score = -INFINITE
         best_code = 0
         searched = 0
+        pruned = False
         killers = self._killers[ply]
         killer_1, killer_2 = killers
         history = self.history
+        hist_base = 4096 if us else 0
         moves: Sequence[chess.Move] = ()
+        bad_captures: list[chess.Move] = []
         ordering = self.ordering
         if not ordering:
             tt_code = killer_1 = killer_2 = 0
             history = _NO_HISTORY
-        for stage in range(4):
+        for stage in range(5):
             if stage == 0:
                 if not tt_code:
                     continue
@@ -547,13 +668,20 @@ class Searcher:
                     moves = order_captures(
                         board, list(board.generate_pseudo_legal_captures()), tt_code
                     )
+                    if see_ordering:
+                        moves = self._split_bad_captures(board, moves, bad_captures)
             elif stage == 2:
                 if in_check:
                     break
                 moves = self._valid_killers(board, them_bb, killer_1, killer_2, tt_code)
                 if not moves:
                     continue
-            else:
+            elif stage == 3:
+                # 11. Late move pruning: at low depth, quiets this far down the
+                #     history order rarely matter.
+                if searched >= lmp_count:
+                    pruned = True
+                    continue
                 moves = order_quiets(
                     board,
                     list(board.generate_pseudo_legal_moves(_BB_ALL, ~them_bb)),
@@ -562,12 +690,20 @@ class Searcher:
                     killer_2,
                     history,
                 )
+            else:
+                if not bad_captures:
+                    break
+                moves = bad_captures
             # Legal evasions need no test; the TT move in check always gets one.
             verify_all = in_check and stage == 0
             verify_none = in_check and stage == 1
+            quiet_stage = stage == 3
             for move in moves:
                 from_sq = move.from_square
                 to_sq = move.to_square
+                if quiet_stage and searched >= lmp_count:
+                    pruned = True
+                    break
                 pos.push(move)
                 if (
                     not verify_none
@@ -581,6 +717,28 @@ class Searcher:
                 ):
                     pos.pop()
                     continue
+                reduction = 0
+                if quiet_stage and not move.promotion and (futile or reduce):
+                    if board.is_check():
+                        pass  # checks are neither pruned nor reduced
+                    elif futile:
+                        # 12. Futility: a quiet move cannot lift this node to alpha.
+                        pos.pop()
+                        pruned = True
+                        if futility_value > best_score:
+                            best_score = futility_value
+                        continue
+                    elif searched >= LMR_MIN_MOVES:
+                        # 13. Late move reductions: a quiet move late in the order is
+                        #     searched shallower first (less at PV nodes and with good
+                        #     history); a fail high is searched again at full depth.
+                        reduction = _REDUCTIONS[depth][min(searched, 63)]
+                        if pv_node:
+                            reduction -= 1
+                        if history[hist_base + from_sq * 64 + to_sq] >= LMR_GOOD_HISTORY:
+                            reduction -= 1
+                        if reduction > depth - 2:
+                            reduction = depth - 2
                 searched += 1
                 # A child's PV is only valid when the child was searched as a PV node.
                 full_window = pv_node
@@ -588,7 +746,13 @@ class Searcher:
                     score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, pv_node)
                 else:
                     full_window = False
-                    score = -self._negamax(-alpha - 1, -alpha, depth - 1, ply + 1, False)
+                    score = alpha + 1
+                    if reduction > 0:
+                        score = -self._negamax(
+                            -alpha - 1, -alpha, depth - 1 - reduction, ply + 1, False
+                        )
+                    if score > alpha:
+                        score = -self._negamax(-alpha - 1, -alpha, depth - 1, ply + 1, False)
                     if pv_node and alpha < score < beta:
                         full_window = True
                         score = -self._negamax(-beta, -alpha, depth - 1, ply + 1, True)
@@ -601,7 +765,7 @@ class Searcher:
                         if pv_node:
                             pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
                         if alpha >= beta:
-                            # 8. Cutoff: remember quiet moves that refute (killers, history).
+                            # 14. Cutoff: remember quiet moves that refute (killers, history).
                             self.stats_cut_nodes += 1
                             if searched == 1:
                                 self.stats_first_move_cuts += 1
@@ -613,20 +777,45 @@ class Searcher:
                                 if killer_1 != best_code:
                                     killers[1] = killer_1
                                     killers[0] = best_code
-                                index = (4096 if us else 0) + from_sq * 64 + to_sq
+                                index = hist_base + from_sq * 64 + to_sq
                                 history[index] += depth * depth
                                 if history[index] >= movepick.HISTORY_MAX:
                                     movepick.age_history(history)
                             tt.store(key, depth, TT_LOWER, score_to_tt(best_score, ply), best_code)
                             return best_score
 
-        # 9. No legal move: checkmate or stalemate.
+        # 15. No move searched: checkmate or stalemate, unless moves were pruned.
         if not searched:
+            if pruned:
+                return best_score if best_score > -INFINITE else static_eval
             return -mating if in_check else 0
 
         bound = TT_EXACT if best_score > original_alpha else TT_UPPER
         tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
+
+    @staticmethod
+    def _split_bad_captures(
+        board: chess.Board, captures: list[chess.Move], bad: list[chess.Move]
+    ) -> list[chess.Move]:
+        """The captures that do not lose material; the others are appended to ``bad``.
+
+        Only a capture by a piece worth more than its victim can lose: the exchange
+        is evaluated for those alone.
+        """
+        piece_type_at = board.piece_type_at
+        good = []
+        for move in captures:
+            if (
+                move.promotion
+                or _SEE_VALUES[piece_type_at(move.from_square) or 1]
+                <= (_SEE_VALUES[piece_type_at(move.to_square) or 1])
+                or see_ge(board, move, 0)
+            ):
+                good.append(move)
+            else:
+                bad.append(move)
+        return good
 
     @staticmethod
     def _valid_killers(
@@ -694,8 +883,26 @@ class Searcher:
         king_sq = board.king(us)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
         ep_square = board.ep_square
+        selective = self.selective
+        see_prune = SEE_QSEARCH and selective
+        # Delta pruning: a capture that leaves us below alpha even if unanswered,
+        # with a margin for positional gains, is not searched.
+        delta_base = best_score + DELTA_MARGIN_CP if DELTA_PRUNING and selective else INFINITE
+        piece_type_at = board.piece_type_at
         for move in order_captures(board, captures):
             from_sq = move.from_square
+            if not move.promotion:
+                victim = _SEE_VALUES[piece_type_at(move.to_square) or 1]
+                if delta_base + victim <= alpha:
+                    if delta_base + victim > best_score:
+                        best_score = delta_base + victim
+                    continue
+                if (
+                    see_prune
+                    and _SEE_VALUES[piece_type_at(from_sq) or 1] > victim
+                    and not see_ge(board, move, 0)
+                ):
+                    continue
             # A capture onto the en passant square is en passant: two pawns leave the rank.
             risky = (
                 from_sq == king_sq or _BB_SQUARES[from_sq] & lines or move.to_square == ep_square

@@ -53,6 +53,7 @@ def _qsearch_ref(board: chess.Board, alpha: int, beta: int, ply: int) -> int:
 
 
 _LEAF_SEARCHER = Searcher(TranspositionTable(1))
+_LEAF_SEARCHER.selective = False  # the reference is full-width: no delta or SEE pruning
 
 
 def _leaf(board: chess.Board, ply: int) -> int:
@@ -93,8 +94,11 @@ def _negamax_ref(board: chess.Board, depth: int, ply: int, keys: list[int]) -> i
     return best
 
 
-def _search(fen: str, depth: int, **kwargs: object) -> tuple[int, list[chess.Move], object]:
+def _search(
+    fen: str, depth: int, selective: bool = True, **kwargs: object
+) -> tuple[int, list[chess.Move], object]:
     searcher = Searcher(TranspositionTable(8))
+    searcher.selective = selective
     infos: list[object] = []
     result = searcher.search(
         chess.Board(fen), SearchParams(max_depth=depth, **kwargs), SearchControl(), infos.append
@@ -138,11 +142,12 @@ def test_quiescence_equals_reference() -> None:
     searcher = Searcher(TranspositionTable(1))
     for fen in _quiescence_cases():
         board = chess.Board(fen)
+        searcher.selective = False
         assert searcher.quiescence(board) == _qsearch_ref(board, -MATE - 1, MATE + 1, 0), fen
 
 
 def _assert_exact(fen: str, depth: int) -> None:
-    score, _, _ = _search(fen, depth)
+    score, _, _ = _search(fen, depth, selective=False)
     board = chess.Board(fen)
     assert score == _negamax_ref(board, depth, 0, [chess.polyglot.zobrist_hash(board)])
 
@@ -344,3 +349,75 @@ def test_wac_sample_solved() -> None:
         result = searcher.search(board, SearchParams(max_depth=4), SearchControl())
         solved += result.best_move in ops.get("bm", [])
     assert solved >= 6
+
+
+# ---------------------------------------------------------------- selectivity
+
+
+@pytest.mark.parametrize(
+    ("fen", "depth", "best"),
+    [
+        # Null-move test positions (Chess Programming Wiki): the winning move puts the
+        # opponent in zugzwang, which a careless null move would not see.
+        ("1q1k4/2Rr4/8/2Q3K1/8/8/8/8 w - - 0 1", 5, "g5h6"),
+        pytest.param(
+            "8/8/p1p5/1p5p/1P5p/8/PPP2K1p/4R1rk w - - 0 1", 14, "e1f1", marks=pytest.mark.slow
+        ),
+    ],
+)
+def test_zugzwang_positions_with_selectivity(fen: str, depth: int, best: str) -> None:
+    _, moves, _ = _search(fen, depth)
+    assert moves[0] == chess.Move.from_uci(best)
+
+
+@pytest.mark.parametrize(
+    ("fen", "null_moves_expected"),
+    [
+        ("8/8/8/p1k5/P7/1K6/8/8 w - - 0 1", False),  # only kings and pawns: no null move
+        ("2k5/8/8/p7/P7/1K6/8/3R4 w - - 0 1", True),
+    ],
+)
+def test_no_null_move_with_only_king_and_pawns(fen: str, null_moves_expected: bool) -> None:
+    searcher = Searcher(TranspositionTable(8))
+    searcher.search(chess.Board(fen), SearchParams(max_depth=8), SearchControl())
+    assert (searcher.stats_null_moves > 0) == null_moves_expected
+
+
+def test_selectivity_searches_fewer_nodes_for_the_same_move_quality() -> None:
+    """On the bench openings and middlegames at depth 5, pruning cuts the tree by over
+    half, and WAC-style tactics in the bench are still found (same best move as plain
+    in most positions)."""
+    total = {True: 0, False: 0}
+    same = 0
+    fens = BENCH_FENS[:12]
+    for fen in fens:
+        found = {}
+        for selective in (True, False):
+            _, moves, extra = _search(fen, 5, selective=selective)
+            total[selective] += extra[0].nodes  # type: ignore[index]
+            found[selective] = moves[0]
+        same += found[True] == found[False]
+    assert total[True] * 2 < total[False], total
+    assert same >= len(fens) // 2
+
+
+def test_null_move_does_not_repeat_across_the_pass() -> None:
+    """A repetition needs the same position with the same side to move and no pass in
+    between: after a null move the repetition history starts afresh."""
+    from engine.position import Position
+
+    board = chess.Board()
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
+        board.push_uci(uci)
+    pos = Position(board)
+    assert pos.is_repetition()
+    pos.push_null()
+    pos.push(chess.Move.from_uci("g8f6"))
+    pos.push_null()
+    pos.push(chess.Move.from_uci("f6g8"))
+    assert not pos.is_repetition()
+    pos.pop()
+    pos.pop_null()
+    pos.pop()
+    pos.pop_null()
+    assert pos.is_repetition() and pos.board.halfmove_clock == 4
