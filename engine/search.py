@@ -87,6 +87,12 @@ SEE_QSEARCH = True
 DELTA_PRUNING = True
 """Quiescence skips captures that cannot lift the score to alpha even if unanswered."""
 DELTA_MARGIN_CP = 200
+SEE_QUIET_GUARD = False
+"""A quiet move that loses material by static exchange (below -margin * depth) is
+skipped at depth <= SEE_QUIET_PRUNE_DEPTH of non-PV nodes and reduced one ply more
+by LMR elsewhere."""
+SEE_QUIET_MARGIN_CP = 60
+SEE_QUIET_PRUNE_DEPTH = 3
 
 _BB_SQUARES = chess.BB_SQUARES
 _BB_ALL = chess.BB_ALL
@@ -611,6 +617,8 @@ class Searcher:
                 futility_value = static_eval + FUTILITY_MARGIN_CP[depth]
         futile = futility_value <= alpha
         reduce = selective and LATE_MOVE_REDUCTIONS and depth >= LMR_MIN_DEPTH
+        see_guard = selective and SEE_QUIET_GUARD
+        see_prune = see_guard and not pv_node and depth <= SEE_QUIET_PRUNE_DEPTH
         see_ordering = SEE_ORDERING and self.selective
 
         # 10. Moves in stages, so that an early cutoff saves generating the rest:
@@ -704,6 +712,15 @@ class Searcher:
                 if quiet_stage and searched >= lmp_count:
                     pruned = True
                     break
+                # The exchange on the target square, judged before the move is made.
+                losing = (
+                    see_guard
+                    and quiet_stage
+                    and searched
+                    and (see_prune or (reduce and searched >= LMR_MIN_MOVES))
+                    and not move.promotion
+                    and not see_ge(board, move, -SEE_QUIET_MARGIN_CP * depth)
+                )
                 pos.push(move)
                 if (
                     not verify_none
@@ -718,9 +735,15 @@ class Searcher:
                     pos.pop()
                     continue
                 reduction = 0
-                if quiet_stage and not move.promotion and (futile or reduce):
+                if quiet_stage and not move.promotion and (futile or reduce or losing):
                     if board.is_check():
                         pass  # checks are neither pruned nor reduced
+                    elif losing and see_prune:
+                        # 12b. SEE guard: near the horizon, a quiet move that hangs
+                        #      material is not worth a search.
+                        pos.pop()
+                        pruned = True
+                        continue
                     elif futile:
                         # 12. Futility: a quiet move cannot lift this node to alpha.
                         pos.pop()
@@ -737,6 +760,8 @@ class Searcher:
                             reduction -= 1
                         if history[hist_base + from_sq * 64 + to_sq] >= LMR_GOOD_HISTORY:
                             reduction -= 1
+                        if losing:
+                            reduction += 1
                         if reduction > depth - 2:
                             reduction = depth - 2
                 searched += 1

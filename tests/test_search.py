@@ -421,3 +421,31 @@ def test_null_move_does_not_repeat_across_the_pass() -> None:
     pos.pop()
     pos.pop_null()
     assert pos.is_repetition() and pos.board.halfmove_clock == 4
+
+
+_SWITCHES = [
+    "NULL_MOVE",
+    "REVERSE_FUTILITY",
+    "FUTILITY",
+    "LATE_MOVE_PRUNING",
+    "LATE_MOVE_REDUCTIONS",
+    "INTERNAL_ITERATIVE_REDUCTION",
+    "SEE_ORDERING",
+    "SEE_QSEARCH",
+    "DELTA_PRUNING",
+    "SEE_QUIET_GUARD",
+]
+
+
+@pytest.mark.parametrize("switch", _SWITCHES)
+def test_every_switch_flipped_still_finds_mate_and_tactic(
+    switch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each technique can be flipped for a match, and the search stays sound."""
+    import engine.search as search_module
+
+    monkeypatch.setattr(search_module, switch, not getattr(search_module, switch))
+    score, moves, _ = _search("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 7)
+    assert mate_in_moves(score) == 3 and moves[0] == chess.Move.from_uci("f6a6")
+    _, moves, _ = _search("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1", 8)
+    assert moves[0] == chess.Move.from_uci("g3g6")  # WAC.001
