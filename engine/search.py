@@ -1,5 +1,12 @@
 """Iterative deepening, aspiration windows, PVS negamax and quiescence search.
 
+The node function is full-width alpha-beta made selective: null-move pruning,
+reverse futility, futility and late move pruning, late move reductions, internal
+iterative reduction, SEE ordering and pruning of losing captures, and delta
+pruning in quiescence. Each has a module-level switch (constants below) so that
+a match can measure it; ``Searcher.selective = False`` turns all of them off,
+which makes the search exact (the tests compare it with plain negamax).
+
 The searcher owns the per-search state (node counts, killers, PV table) and the
 history table that survives between searches of one game; the transposition
 table is passed in by its owner (the controller). Results leave through a
