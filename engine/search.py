@@ -133,7 +133,6 @@ def _reduction_table() -> list[list[int]]:
 
 
 _REDUCTIONS = _reduction_table()
-_SEE_VALUES = SEE_VALUES
 
 _KING_LINES = [_lines_through(sq) for sq in chess.SQUARES]
 """A piece off every line through its king cannot expose the king by moving."""
@@ -840,8 +839,8 @@ class Searcher:
         for move in captures:
             if (
                 move.promotion
-                or _SEE_VALUES[piece_type_at(move.from_square) or 1]
-                <= (_SEE_VALUES[piece_type_at(move.to_square) or 1])
+                or SEE_VALUES[piece_type_at(move.from_square) or 1]
+                <= (SEE_VALUES[piece_type_at(move.to_square) or 1])
                 or see_ge(board, move, 0)
             ):
                 good.append(move)
@@ -924,14 +923,14 @@ class Searcher:
         for move in order_captures(board, captures):
             from_sq = move.from_square
             if not move.promotion:
-                victim = _SEE_VALUES[piece_type_at(move.to_square) or 1]
+                victim = SEE_VALUES[piece_type_at(move.to_square) or 1]
                 if delta_base + victim <= alpha:
                     if delta_base + victim > best_score:
                         best_score = delta_base + victim
                     continue
                 if (
                     see_prune
-                    and _SEE_VALUES[piece_type_at(from_sq) or 1] > victim
+                    and SEE_VALUES[piece_type_at(from_sq) or 1] > victim
                     and not see_ge(board, move, 0)
                 ):
                     continue

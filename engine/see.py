@@ -28,7 +28,6 @@ _KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
 _KING_ATTACKS = chess.BB_KING_ATTACKS
 _WHITE_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS[chess.WHITE]
 _BLACK_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS[chess.BLACK]
-_PAWN_VALUE, _KNIGHT_VALUE, _BISHOP_VALUE, _ROOK_VALUE, _QUEEN_VALUE = SEE_VALUES[1:6]
 
 
 def see_ge(board: chess.Board, move: chess.Move, threshold: int = 0) -> bool:
@@ -81,10 +80,8 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int = 0) -> bool:
     )
     side = board.turn
     result = 1
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
+    # Least valuable first; the king (not listed) only captures last.
+    capturers = (pawns, board.knights, board.bishops, board.rooks, board.queens)
     while True:
         side = not side
         attackers &= occupied
@@ -92,49 +89,22 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int = 0) -> bool:
         if not ours:
             break
         result ^= 1
-        if ours & pawns:
-            swap = _PAWN_VALUE - swap
-            if swap < result:
+        for index, pieces in enumerate(capturers):
+            piece = ours & pieces
+            if piece:
+                swap = SEE_VALUES[index + 1] - swap
                 break
-            piece = ours & pawns
-            occupied ^= piece & -piece
-            attackers |= diag_attacks[diag_mask & occupied] & bishops_queens
-        elif ours & knights:
-            swap = _KNIGHT_VALUE - swap
-            if swap < result:
-                break
-            piece = ours & knights
-            occupied ^= piece & -piece
-        elif ours & bishops:
-            swap = _BISHOP_VALUE - swap
-            if swap < result:
-                break
-            piece = ours & bishops
-            occupied ^= piece & -piece
-            attackers |= diag_attacks[diag_mask & occupied] & bishops_queens
-        elif ours & rooks:
-            swap = _ROOK_VALUE - swap
-            if swap < result:
-                break
-            piece = ours & rooks
-            occupied ^= piece & -piece
-            attackers |= (
-                rank_attacks[rank_mask & occupied] | file_attacks[file_mask & occupied]
-            ) & rooks_queens
-        elif ours & queens:
-            swap = _QUEEN_VALUE - swap
-            if swap < result:
-                break
-            piece = ours & queens
-            occupied ^= piece & -piece
-            attackers |= (diag_attacks[diag_mask & occupied] & bishops_queens) | (
-                (rank_attacks[rank_mask & occupied] | file_attacks[file_mask & occupied])
-                & rooks_queens
-            )
         else:
             # Only the king is left: it may capture only if nothing recaptures.
             theirs = attackers & (black if side else white)
             return bool(result ^ 1) if theirs else bool(result)
+        if swap < result:
+            break
+        occupied ^= piece & -piece
+        # The piece that left may have uncovered a slider behind it (an x-ray).
+        attackers |= (diag_attacks[diag_mask & occupied] & bishops_queens) | (
+            (rank_attacks[rank_mask & occupied] | file_attacks[file_mask & occupied]) & rooks_queens
+        )
     return bool(result)
 
 
