@@ -32,7 +32,8 @@ from typing import Callable, Optional
 import chess
 
 from engine import movepick
-from engine.evaluate import evaluate_sums
+from engine.evaluate import Evaluator
+from engine.features import MAX_PHASE
 from engine.movepick import decode, move_code, order_captures, order_moves, order_quiets
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
@@ -94,6 +95,10 @@ SEE_QSEARCH = True
 DELTA_PRUNING = True
 """Quiescence skips captures that cannot lift the score to alpha even if unanswered."""
 DELTA_MARGIN_CP = 200
+LAZY_EVAL = True
+"""Quiescence stands pat on the material and piece-square score alone when it is
+more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
+LAZY_MARGIN_CP = 250
 SEE_QUIET_GUARD = False
 """A quiet move that loses material by static exchange (below -margin * depth) is
 skipped at depth <= SEE_QUIET_PRUNE_DEPTH of non-PV nodes and reduced one ply more
@@ -210,6 +215,7 @@ class Searcher:
 
     def __init__(self, tt: TranspositionTable) -> None:
         self.tt = tt
+        self.evaluator = Evaluator()
         self.history = movepick.new_history()
         self.nodes = 0
         self.seldepth = 0
@@ -305,7 +311,7 @@ class Searcher:
         score = best.score
         if score == -INFINITE:
             # Stopped before the first move was searched: the static view is all we have.
-            score = evaluate_sums(pos.mg, pos.eg, pos.phase, pos.board.turn)
+            score = self.evaluator.evaluate(pos)
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
         return SearchResult(best.move, ponder, score, completed_depth, self.nodes, self.seldepth)
 
@@ -538,7 +544,7 @@ class Searcher:
         ):
             return 0
         if ply >= MAX_PLY - 1:
-            return evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+            return self.evaluator.evaluate(pos)
 
         # 5. Mate distance pruning: no line here can beat a shorter mate found already.
         mating = MATE - ply
@@ -570,9 +576,10 @@ class Searcher:
         us = board.turn
         selective = self.selective and not in_check
         static_eval = -INFINITE
-        if selective:
-            static_eval = evaluate_sums(pos.mg, pos.eg, pos.phase, us)
-            if not pv_node and -MATE_BOUND < beta < MATE_BOUND:
+        # (PV nodes prune nothing, so they need no static evaluation.)
+        if selective and not pv_node:
+            static_eval = self.evaluator.evaluate(pos)
+            if -MATE_BOUND < beta < MATE_BOUND:
                 # 7. Reverse futility: this far above beta, the opponent will not
                 #    get back to it in the plies that are left.
                 if (
@@ -871,7 +878,7 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+            return self.evaluator.evaluate(pos)
 
         if in_check:
             # Evasions: every legal move, no stand-pat (standing still is not allowed).
@@ -891,8 +898,23 @@ class Searcher:
                             break
             return best_score
 
-        # Stand pat: the side to move need not capture.
-        best_score = evaluate_sums(pos.mg, pos.eg, pos.phase, board.turn)
+        # Stand pat: the side to move need not capture. Lazy evaluation: when the
+        # material and piece-square score is this far outside the window, the other
+        # terms will not bring it back, and the bound is returned without them.
+        if LAZY_EVAL and self.selective:
+            phase = pos.phase if pos.phase < MAX_PHASE else MAX_PHASE
+            blended = pos.mg * phase + pos.eg * (MAX_PHASE - phase)
+            rough = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
+            if not board.turn:
+                rough = -rough
+            if rough - LAZY_MARGIN_CP >= beta:
+                return rough - LAZY_MARGIN_CP
+            if rough + LAZY_MARGIN_CP <= alpha:
+                best_score = rough + LAZY_MARGIN_CP
+            else:
+                best_score = self.evaluator.evaluate(pos)
+        else:
+            best_score = self.evaluator.evaluate(pos)
         if best_score >= beta:
             return best_score
         if best_score > alpha:

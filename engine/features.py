@@ -1,0 +1,368 @@
+"""The evaluation as weights x features: the feature layout and the reference extractor.
+
+Every evaluation term is a count (White's count minus Black's) with a middlegame
+and an endgame weight; ``engine.weights`` holds the weights as two flat vectors
+laid out by ``BLOCKS`` below. The evaluation of a position is
+
+    mg = sum(MG[i] * f[i]),  eg = sum(EG[i] * f[i])                  (White's view)
+    eg is scaled by scale / 64 (drawish endings, see ``scale_factors``)
+    score = (mg * phase + eg * (24 - phase)) / 24, truncated toward zero
+
+and ``engine.evaluate`` computes the same number fast, with caches; the tests
+hold the two equal. ``scripts/tune.py`` fits the weights with these features.
+
+This module is the readable definition of each term; it is slow on purpose
+(dicts, one term at a time) and must not be called from the search. It must not
+hold weights: it only counts.
+"""
+
+from __future__ import annotations
+
+import chess
+
+# Piece types in the order the mobility and king-attack blocks use them.
+MOBILITY_PIECES = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
+MOBILITY_SIZE = {chess.KNIGHT: 9, chess.BISHOP: 14, chess.ROOK: 15, chess.QUEEN: 28}
+
+BLOCKS: tuple[tuple[str, int], ...] = (
+    # Material and piece-square tables, White's view, indexed (piece_type - 1) * 64
+    # + square; a Black piece counts -1 on its vertically mirrored square.
+    ("psqt", 6 * 64),
+    # Pawn structure, by the pawn's rank counted from its own side (0-7).
+    ("passed", 8),
+    ("passed_blocked", 8),  # extra for a passer whose stop square is occupied
+    ("connected", 8),  # defended by a pawn or beside one
+    ("isolated", 1),
+    ("doubled", 1),  # pawns with a pawn of their own colour in front on the file
+    ("backward", 1),
+    # Mobility by attacked squares not held by own pieces or enemy pawn attacks.
+    ("mobility_knight", MOBILITY_SIZE[chess.KNIGHT]),
+    ("mobility_bishop", MOBILITY_SIZE[chess.BISHOP]),
+    ("mobility_rook", MOBILITY_SIZE[chess.ROOK]),
+    ("mobility_queen", MOBILITY_SIZE[chess.QUEEN]),
+    # King safety, counted for the attacker: attacks on the enemy king's zone by
+    # piece type (N, B, R, Q), the number of attacking pieces (0..4+), and the
+    # defender's shelter (counted for the defender).
+    ("king_zone_attacks", 4),
+    ("king_attackers", 5),
+    ("king_shield", 2),  # own pawns one and two ranks in front of the king
+    ("king_open_files", 2),  # near the king: files without own pawns (semi-open), without any
+    # Pieces.
+    ("bishop_pair", 1),
+    ("rook_open_file", 1),
+    ("rook_semi_open_file", 1),
+    ("rook_seventh", 1),
+    ("queen_open_file", 1),
+    ("queen_semi_open_file", 1),
+    ("queen_seventh", 1),
+    ("pawn_threat", 1),  # enemy pieces (not pawns) attacked by a pawn
+    ("tempo", 1),  # +1 for the side to move
+)
+
+
+def _offsets() -> dict[str, int]:
+    offsets = {}
+    position = 0
+    for name, size in BLOCKS:
+        offsets[name] = position
+        position += size
+    return offsets
+
+
+OFFSET: dict[str, int] = _offsets()
+SIZE: dict[str, int] = dict(BLOCKS)
+FEATURE_COUNT = sum(SIZE.values())
+
+PHASE_WEIGHT = (0, 0, 1, 1, 2, 4, 0)
+"""Game-phase weight by piece type; the start position sums to ``MAX_PHASE``."""
+MAX_PHASE = 24
+SCALE_NORMAL = 64
+SCALE_OPPOSITE_BISHOPS = 32
+"""Bishops of opposite colours and no other pieces: half the endgame score."""
+SCALE_NO_PAWNS_SMALL_EDGE = 8
+"""The stronger side has no pawns and at most a minor piece more: hard to win."""
+SCALE_MATERIAL = (0, 100, 300, 300, 500, 900, 0)
+"""Rough piece values used only to decide scaling (not weights)."""
+
+BB_ALL = chess.BB_ALL
+NOT_FILE_A = ~chess.BB_FILE_A & BB_ALL
+NOT_FILE_H = ~chess.BB_FILE_H & BB_ALL
+
+
+def _file_span(file: int) -> int:
+    """The file and its neighbours."""
+    mask = chess.BB_FILES[file]
+    if file > 0:
+        mask |= chess.BB_FILES[file - 1]
+    if file < 7:
+        mask |= chess.BB_FILES[file + 1]
+    return mask
+
+
+ADJACENT_FILES = [_file_span(f) & ~chess.BB_FILES[f] for f in range(8)]
+NEAR_FILES = [_file_span(f) for f in range(8)]
+
+
+def _ranks_ahead(color: bool, rank: int) -> int:
+    """Ranks strictly in front of ``rank`` for ``color``."""
+    mask = 0
+    for r in range(8):
+        if (r > rank) if color else (r < rank):
+            mask |= chess.BB_RANKS[r]
+    return mask
+
+
+def _ranks_not_ahead(color: bool, rank: int) -> int:
+    """``rank`` and the ranks behind it for ``color``."""
+    return BB_ALL & ~_ranks_ahead(color, rank)
+
+
+# [colour][square] masks; colour 0 = Black, 1 = White (python-chess's bool).
+FRONT_FILE = [
+    [chess.BB_FILES[sq & 7] & _ranks_ahead(bool(c), sq >> 3) for sq in range(64)] for c in (0, 1)
+]
+PASSED_SPAN = [
+    [NEAR_FILES[sq & 7] & _ranks_ahead(bool(c), sq >> 3) for sq in range(64)] for c in (0, 1)
+]
+SUPPORT_SPAN = [
+    [ADJACENT_FILES[sq & 7] & _ranks_not_ahead(bool(c), sq >> 3) for sq in range(64)]
+    for c in (0, 1)
+]
+PHALANX = [ADJACENT_FILES[sq & 7] & chess.BB_RANKS[sq >> 3] for sq in range(64)]
+KING_ZONE = [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in range(64)]
+
+
+def pawn_attacks(pawns: int, color: bool) -> int:
+    """Squares attacked by ``pawns`` of ``color``."""
+    if color:
+        return (((pawns & NOT_FILE_A) << 7) | ((pawns & NOT_FILE_H) << 9)) & BB_ALL
+    return ((pawns & NOT_FILE_A) >> 9) | ((pawns & NOT_FILE_H) >> 7)
+
+
+def relative_rank(square: int, color: bool) -> int:
+    """The square's rank counted from ``color``'s side (0 = its back rank)."""
+    return square >> 3 if color else 7 - (square >> 3)
+
+
+def pawn_structure(
+    own: int, theirs: int, color: bool
+) -> tuple[int, list[int], list[int], int, int, int]:
+    """Pawn terms of ``color`` (pawns ``own`` against ``theirs``).
+
+    Returns (passers bitboard, passed count by relative rank, connected count by
+    relative rank, isolated, doubled, backward). Shared by this module and the
+    fast evaluation's pawn cache, so both count the same pawns.
+    """
+    passers = 0
+    passed = [0] * 8
+    connected = [0] * 8
+    isolated = doubled = backward = 0
+    their_attacks = pawn_attacks(theirs, not color)
+    front_file = FRONT_FILE[color]
+    passed_span = PASSED_SPAN[color]
+    support_span = SUPPORT_SPAN[color]
+    for square in chess.scan_forward(own):
+        rank = relative_rank(square, color)
+        file = square & 7
+        if front_file[square] & own:
+            doubled += 1
+        elif not passed_span[square] & theirs:
+            passers |= chess.BB_SQUARES[square]
+            passed[rank] += 1
+        if chess.BB_PAWN_ATTACKS[not color][square] & own or PHALANX[square] & own:
+            connected[rank] += 1
+        if not ADJACENT_FILES[file] & own:
+            isolated += 1
+        elif not support_span[square] & own:
+            stop = square + 8 if color else square - 8
+            if 0 <= stop < 64 and chess.BB_SQUARES[stop] & their_attacks:
+                backward += 1
+    return passers, passed, connected, isolated, doubled, backward
+
+
+def king_shelter(king: int, own: int, theirs: int, color: bool) -> tuple[int, int, int, int]:
+    """(pawns one rank ahead, two ranks ahead, semi-open files, open files) near the king.
+
+    Files are the king's file and its neighbours; "semi-open" has enemy pawns but
+    no own pawn, "open" has no pawn at all.
+    """
+    files = NEAR_FILES[king & 7]
+    rank = king >> 3
+    step = 1 if color else -1
+    shield = []
+    for distance in (1, 2):
+        r = rank + step * distance
+        shield.append((own & files & chess.BB_RANKS[r]).bit_count() if 0 <= r < 8 else 0)
+    semi_open = open_files = 0
+    first = max((king & 7) - 1, 0)
+    last = min((king & 7) + 1, 7)
+    for file in range(first, last + 1):
+        mask = chess.BB_FILES[file]
+        if not mask & own:
+            if mask & theirs:
+                semi_open += 1
+            else:
+                open_files += 1
+    return shield[0], shield[1], semi_open, open_files
+
+
+def slider_attacks(piece_type: int, square: int, occupied: int) -> int:
+    """Attacks of a knight, bishop, rook or queen on ``square`` given ``occupied``."""
+    if piece_type == chess.KNIGHT:
+        return chess.BB_KNIGHT_ATTACKS[square]
+    attacks = 0
+    if piece_type != chess.ROOK:
+        attacks |= chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+    if piece_type != chess.BISHOP:
+        attacks |= (
+            chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+            | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+        )
+    return attacks
+
+
+def game_phase(board: chess.Board) -> int:
+    """Remaining non-pawn material in phase units, at most ``MAX_PHASE``."""
+    phase = sum(
+        PHASE_WEIGHT[pt]
+        * (board.pieces_mask(pt, chess.WHITE) | board.pieces_mask(pt, chess.BLACK)).bit_count()
+        for pt in range(1, 7)
+    )
+    return min(phase, MAX_PHASE)
+
+
+def scale_factors(board: chess.Board) -> tuple[int, int]:
+    """The endgame scale (of 64) if White is the stronger side, and if Black is."""
+    pieces = board.knights | board.rooks | board.queens
+    bishops_w = board.bishops & board.occupied_co[chess.WHITE]
+    bishops_b = board.bishops & board.occupied_co[chess.BLACK]
+    if (
+        not pieces
+        and bishops_w.bit_count() == 1
+        and bishops_b.bit_count() == 1
+        and bool(bishops_w & chess.BB_LIGHT_SQUARES) != bool(bishops_b & chess.BB_LIGHT_SQUARES)
+    ):
+        return SCALE_OPPOSITE_BISHOPS, SCALE_OPPOSITE_BISHOPS
+    material = [0, 0]
+    for color in (chess.BLACK, chess.WHITE):
+        for pt in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
+            material[color] += SCALE_MATERIAL[pt] * board.pieces_mask(pt, color).bit_count()
+    factors = []
+    for strong in (chess.WHITE, chess.BLACK):
+        if (
+            not board.pawns & board.occupied_co[strong]
+            and material[strong] - material[not strong] <= SCALE_MATERIAL[chess.BISHOP]
+        ):
+            factors.append(SCALE_NO_PAWNS_SMALL_EDGE)
+        else:
+            factors.append(SCALE_NORMAL)
+    return factors[0], factors[1]
+
+
+def features(board: chess.Board) -> dict[int, int]:
+    """The feature vector of ``board`` as {index: White's count minus Black's}."""
+    f: dict[int, int] = {}
+
+    def add(name: str, index: int, value: int) -> None:
+        if value:
+            i = OFFSET[name] + index
+            f[i] = f.get(i, 0) + value
+            if not f[i]:
+                del f[i]
+
+    occupied = board.occupied
+    for color in (chess.WHITE, chess.BLACK):
+        sign = 1 if color else -1
+        own_pieces = board.occupied_co[color]
+        their_pieces = board.occupied_co[not color]
+        own_pawns = board.pawns & own_pieces
+        their_pawns = board.pawns & their_pieces
+
+        for pt in range(1, 7):
+            for square in chess.scan_forward(board.pieces_mask(pt, color)):
+                add("psqt", (pt - 1) * 64 + (square if color else square ^ 56), sign)
+
+        passers, passed, connected, isolated, doubled, backward = pawn_structure(
+            own_pawns, their_pawns, color
+        )
+        for rank in range(8):
+            add("passed", rank, sign * passed[rank])
+            add("connected", rank, sign * connected[rank])
+        for square in chess.scan_forward(passers):
+            stop = square + 8 if color else square - 8
+            if chess.BB_SQUARES[stop] & occupied:
+                add("passed_blocked", relative_rank(square, color), sign)
+        add("isolated", 0, sign * isolated)
+        add("doubled", 0, sign * doubled)
+        add("backward", 0, sign * backward)
+
+        # Mobility and attacks on the enemy king's zone.
+        area = ~own_pieces & ~pawn_attacks(their_pawns, not color) & BB_ALL
+        their_king = board.king(not color)
+        zone = KING_ZONE[their_king] if their_king is not None else 0
+        attackers = 0
+        for index, pt in enumerate(MOBILITY_PIECES):
+            block = ("mobility_knight", "mobility_bishop", "mobility_rook", "mobility_queen")[index]
+            for square in chess.scan_forward(board.pieces_mask(pt, color)):
+                attacks = slider_attacks(pt, square, occupied)
+                add(block, (attacks & area).bit_count(), sign)
+                hits = (attacks & zone).bit_count()
+                if hits:
+                    attackers += 1
+                    add("king_zone_attacks", index, sign * hits)
+        add("king_attackers", min(attackers, 4), sign)
+
+        own_king = board.king(color)
+        if own_king is not None:
+            shield_1, shield_2, semi_open, open_files = king_shelter(
+                own_king, own_pawns, their_pawns, color
+            )
+            add("king_shield", 0, sign * shield_1)
+            add("king_shield", 1, sign * shield_2)
+            add("king_open_files", 0, sign * semi_open)
+            add("king_open_files", 1, sign * open_files)
+
+        if (board.bishops & own_pieces).bit_count() >= 2:
+            add("bishop_pair", 0, sign)
+        for pt, prefix in ((chess.ROOK, "rook"), (chess.QUEEN, "queen")):
+            for square in chess.scan_forward(board.pieces_mask(pt, color)):
+                file_mask = chess.BB_FILES[square & 7]
+                if not file_mask & own_pawns:
+                    add(
+                        f"{prefix}_open_file"
+                        if not file_mask & their_pawns
+                        else f"{prefix}_semi_open_file",
+                        0,
+                        sign,
+                    )
+                if relative_rank(square, color) == 6:
+                    add(f"{prefix}_seventh", 0, sign)
+        threatened = their_pieces & ~board.pawns & ~board.kings
+        add("pawn_threat", 0, sign * (pawn_attacks(own_pawns, color) & threatened).bit_count())
+
+    add("tempo", 0, 1 if board.turn else -1)
+    return f
+
+
+def evaluate_features(
+    board: chess.Board, mg_weights: tuple[int, ...], eg_weights: tuple[int, ...]
+) -> int:
+    """The evaluation by its definition (side to move's view): weights x features."""
+    f = features(board)
+    mg = sum(mg_weights[i] * v for i, v in f.items())
+    eg = sum(eg_weights[i] * v for i, v in f.items())
+    scale_white, scale_black = scale_factors(board)
+    return blend(mg, eg, game_phase(board), scale_white if eg > 0 else scale_black, board.turn)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """a / b rounded toward zero (b > 0), so that mirrored positions score alike."""
+    return a // b if a >= 0 else -(-a // b)
+
+
+def blend(mg: int, eg: int, phase: int, scale: int, white_to_move: bool) -> int:
+    """Taper White's mg and eg sums by phase, scale eg; side to move's view."""
+    if scale != SCALE_NORMAL:
+        eg = _trunc_div(eg * scale, SCALE_NORMAL)
+    score = _trunc_div(mg * phase + eg * (MAX_PHASE - phase), MAX_PHASE)
+    return score if white_to_move else -score

@@ -1,0 +1,108 @@
+"""Where the evaluation's time goes, inside a real search and per call.
+
+    python scripts/eval_profile.py [--depth D] [--positions K]
+
+1. Runs the bench under cProfile and prints the share of the search's time
+   spent in the evaluation and in each of its cached parts (pawn structure,
+   king shelter, endgame scaling), with call counts, plus the hit rate of the
+   evaluation cache.
+2. Times one uncached evaluation on the bench positions (pawn caches warm, as in
+   a search) against the material + piece-square blend alone, in microseconds.
+
+It measures; it must not change the engine. (cProfile slows every Python call,
+so the shares are indicative; the bench's nodes/s is the speed figure.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import chess
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine import evaluate as evaluation  # noqa: E402
+from engine.bench import BENCH_FENS, run_bench  # noqa: E402
+from engine.features import blend  # noqa: E402
+from engine.position import Position  # noqa: E402
+
+PARTS = (
+    ("evaluation (all)", "evaluate.py", "evaluate"),
+    ("  pawn structure (cache misses)", "evaluate.py", "_pawn_terms"),
+    ("  king shelter (cache misses)", "evaluate.py", "_shelter_terms"),
+    ("  endgame scaling", "features.py", "scale_factors"),
+)
+
+
+def profile_search(depth: int, positions: int) -> None:
+    hits = [0, 0]
+    original = evaluation.Evaluator.evaluate
+
+    def counting(self: evaluation.Evaluator, pos: Position) -> int:
+        hits[0] += 1
+        if self._keys[pos.key & self._mask] == pos.key:
+            hits[1] += 1
+        return original(self, pos)
+
+    evaluation.Evaluator.evaluate = counting  # type: ignore[method-assign]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    result = run_bench(depth=depth, fens=BENCH_FENS[:positions])
+    profiler.disable()
+    evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
+
+    stats = pstats.Stats(profiler)
+    entries = stats.stats  # type: ignore[attr-defined]
+    total = sum(tottime for _, _, tottime, _, _ in entries.values())
+    print(f"bench depth {depth}, {positions} positions: {result.nodes} nodes")
+    print(f"{'part':34} {'calls':>9} {'seconds':>8} {'share':>7}")
+    for label, filename, function in PARTS:
+        calls = 0
+        seconds = 0.0
+        for (path, _, name), (_, ncalls, _, cumtime, _) in entries.items():
+            if path.endswith(filename) and name == function:
+                calls += ncalls
+                seconds += cumtime
+        print(f"{label:34} {calls:9d} {seconds:8.2f} {100 * seconds / total:6.1f}%")
+    print(f"{'search total (profiled)':34} {'':9} {total:8.2f}")
+    if hits[0]:
+        print(f"evaluation cache hits: {hits[1]} of {hits[0]} ({100 * hits[1] / hits[0]:.0f}%)")
+
+
+def time_per_call(positions: int) -> None:
+    boards = [chess.Board(fen) for fen in BENCH_FENS[:positions]]
+    poses = [Position(board) for board in boards]
+    # A one-slot evaluation cache misses on every call here (the positions
+    # alternate), while the pawn caches stay warm, as they mostly are in a search.
+    evaluator = evaluation.Evaluator(cache_bits=0)
+    rounds = 2000
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for pos in poses:
+            evaluator.evaluate(pos)
+    full = (time.perf_counter() - start) / (rounds * len(poses))
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for pos in poses:
+            blend(pos.mg, pos.eg, min(pos.phase, 24), 64, pos.board.turn)
+    rough = (time.perf_counter() - start) / (rounds * len(poses))
+    print(f"one evaluation: {1e6 * full:.1f} us; material + psqt blend alone: {1e6 * rough:.1f} us")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--positions", type=int, default=len(BENCH_FENS))
+    args = parser.parse_args()
+    profile_search(args.depth, args.positions)
+    time_per_call(args.positions)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

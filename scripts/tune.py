@@ -1,0 +1,419 @@
+"""Texel tuning of the evaluation weights with numpy.
+
+    python scripts/tune.py DATA [DATA ...] [--iterations N] [--pull L] [--out engine/weights.py]
+    python scripts/tune.py --write-start [--out engine/weights.py]
+
+DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
+``1/2-1/2`` or ``0-1``), as ``scripts/make_tuning_data.py`` writes them. Every
+position becomes its feature vector (``engine.features``); the evaluation is
+then linear in the weights apart from the endgame scale, which is known per
+position. The fit:
+
+1. the scaling constant K of the logistic ``p = 1 / (1 + 10 ** (-K * eval / 400))``
+   is fitted to the start weights (golden-section search);
+2. all weights are fitted by full-batch Adam on the logistic loss (cross-entropy
+   between p and the game result) plus ``pull * sum((w - w_start) ** 2)``, which
+   keeps rarely seen weights near their start values;
+3. the weights are rounded and written as a Python module.
+
+One block of 100 positions in 10 (about a game in ten) is held out and only
+measured. The same data and options give the same weights (full batch, fixed
+order, no randomness). The start point is PeSTO's tables (``engine.pesto``) and
+the hand-set values in ``START`` below; ``--write-start`` writes it unfitted.
+
+This script must not be imported by the engine; it writes only the ``--out`` file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import chess  # noqa: E402
+
+from engine import features as feat  # noqa: E402
+from engine.pesto import pesto_psqt  # noqa: E402
+
+RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+HOLD_OUT_BLOCK = 100
+HOLD_OUT_EVERY = 10
+
+
+def _linear(start: float, step: float, size: int, centre: int) -> list[int]:
+    return [round(start + step * (i - centre)) for i in range(size)]
+
+
+# Hand-set start values (mg, eg) for every block but psqt; tuning moves them.
+START: dict[str, tuple[list[int], list[int]]] = {
+    "passed": ([0, 5, 10, 15, 30, 50, 80, 0], [0, 10, 15, 25, 45, 75, 120, 0]),
+    "passed_blocked": ([0] * 8, [0, -3, -5, -8, -15, -25, -40, 0]),
+    "connected": ([0, 5, 7, 10, 15, 25, 40, 0], [0, 3, 5, 7, 10, 20, 30, 0]),
+    "isolated": ([-10], [-10]),
+    "doubled": ([-10], [-20]),
+    "backward": ([-8], [-5]),
+    "mobility_knight": (_linear(0, 4, 9, 4), _linear(0, 4, 9, 4)),
+    "mobility_bishop": (_linear(0, 5, 14, 6), _linear(0, 5, 14, 6)),
+    "mobility_rook": (_linear(0, 2, 15, 7), _linear(0, 4, 15, 7)),
+    "mobility_queen": (_linear(0, 1, 28, 13), _linear(0, 2, 28, 13)),
+    "king_zone_attacks": ([6, 4, 5, 4], [0, 0, 0, 0]),
+    "king_attackers": ([0, 0, 10, 30, 60], [0, 0, 0, 0, 0]),
+    "king_shield": ([12, 6], [0, 0]),
+    "king_open_files": ([-15, -25], [0, 0]),
+    "bishop_pair": ([25], [50]),
+    "rook_open_file": ([20], [10]),
+    "rook_semi_open_file": ([10], [5]),
+    "rook_seventh": ([10], [20]),
+    "queen_open_file": ([5], [5]),
+    "queen_semi_open_file": ([3], [3]),
+    "queen_seventh": ([5], [10]),
+    "pawn_threat": ([30], [25]),
+    "tempo": ([10], [5]),
+}
+
+# Weights held at their start value: reference buckets of the count tables (each
+# piece falls in exactly one bucket, so the tables would otherwise absorb material)
+# and pawn squares on the first and last rank, which never occur.
+PINNED: dict[str, list[int]] = {
+    "mobility_knight": [4],
+    "mobility_bishop": [6],
+    "mobility_rook": [7],
+    "mobility_queen": [13],
+    "king_attackers": [0],
+    "psqt": [*range(0, 8), *range(56, 64)],
+}
+
+
+def start_weights() -> tuple[np.ndarray, np.ndarray]:
+    """The start vectors (mg, eg) in the features layout."""
+    mg = np.zeros(feat.FEATURE_COUNT)
+    eg = np.zeros(feat.FEATURE_COUNT)
+    pesto_mg, pesto_eg = pesto_psqt()
+    base = feat.OFFSET["psqt"]
+    mg[base : base + 384] = pesto_mg
+    eg[base : base + 384] = pesto_eg
+    for name, (block_mg, block_eg) in START.items():
+        if len(block_mg) != feat.SIZE[name] or len(block_eg) != feat.SIZE[name]:
+            raise ValueError(f"START[{name!r}] does not match the block size {feat.SIZE[name]}")
+        mg[feat.OFFSET[name] : feat.OFFSET[name] + feat.SIZE[name]] = block_mg
+        eg[feat.OFFSET[name] : feat.OFFSET[name] + feat.SIZE[name]] = block_eg
+    missing = [name for name, _ in feat.BLOCKS if name != "psqt" and name not in START]
+    if missing:
+        raise ValueError(f"no start values for {missing}")
+    return mg, eg
+
+
+def free_mask() -> np.ndarray:
+    """True for the weights the fit may move."""
+    mask = np.ones(feat.FEATURE_COUNT, dtype=bool)
+    for name, indices in PINNED.items():
+        for i in indices:
+            mask[feat.OFFSET[name] + i] = False
+    return mask
+
+
+@dataclass
+class Dataset:
+    """Positions as a sparse feature matrix (COO) plus per-position constants."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    phase: np.ndarray  # phase / 24
+    scale_white: np.ndarray  # endgame scale / 64 if White is the stronger side
+    scale_black: np.ndarray
+    result: np.ndarray
+    count: int
+
+    def subset(self, keep: np.ndarray) -> Dataset:
+        """The positions where ``keep`` is true, renumbered."""
+        new_index = np.cumsum(keep) - 1
+        entry_keep = keep[self.rows]
+        return Dataset(
+            new_index[self.rows[entry_keep]],
+            self.cols[entry_keep],
+            self.vals[entry_keep],
+            self.phase[keep],
+            self.scale_white[keep],
+            self.scale_black[keep],
+            self.result[keep],
+            int(keep.sum()),
+        )
+
+
+def _position_row(line: str) -> tuple[dict[int, int], int, int, int, float]:
+    fen, _, result = line.rpartition(";")
+    board = chess.Board(fen.strip())
+    scale_white, scale_black = feat.scale_factors(board)
+    return (
+        feat.features(board),
+        feat.game_phase(board),
+        scale_white,
+        scale_black,
+        RESULTS[result.strip()],
+    )
+
+
+def _rows_of(lines: list[str]) -> list[tuple[dict[int, int], int, int, int, float]]:
+    return [_position_row(line) for line in lines]
+
+
+def load(paths: list[Path], workers: int) -> Dataset:
+    """Read and featurise the positions of ``paths`` (in order)."""
+    lines: list[str] = []
+    for path in paths:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            line = line.strip()
+            if not line:
+                continue
+            _, sep, result = line.rpartition(";")
+            if not sep or result.strip() not in RESULTS:
+                raise ValueError(f"{path}:{number}: expected FEN;RESULT, got {line[:60]!r}")
+            lines.append(line)
+    chunk = 2000
+    chunks = [lines[i : i + chunk] for i in range(0, len(lines), chunk)]
+    if workers > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(_rows_of, chunks))
+    else:
+        parts = [_rows_of(c) for c in chunks]
+    rows, cols, vals = [], [], []
+    phase, scale_white, scale_black, result = [], [], [], []
+    n = 0
+    for part in parts:
+        for f, ph, sw, sb, res in part:
+            rows.extend([n] * len(f))
+            cols.extend(f.keys())
+            vals.extend(f.values())
+            phase.append(ph / feat.MAX_PHASE)
+            scale_white.append(sw / feat.SCALE_NORMAL)
+            scale_black.append(sb / feat.SCALE_NORMAL)
+            result.append(res)
+            n += 1
+    return Dataset(
+        np.array(rows, dtype=np.int64),
+        np.array(cols, dtype=np.int64),
+        np.array(vals, dtype=np.float64),
+        np.array(phase),
+        np.array(scale_white),
+        np.array(scale_black),
+        np.array(result),
+        n,
+    )
+
+
+class Model:
+    """The evaluation of every position of a dataset as a function of the weights."""
+
+    def __init__(self, data: Dataset) -> None:
+        self.data = data
+
+    def parts(self, mg_w: np.ndarray, eg_w: np.ndarray) -> tuple[np.ndarray, ...]:
+        d = self.data
+        weighted = d.vals
+        mg = np.bincount(d.rows, weights=weighted * mg_w[d.cols], minlength=d.count)
+        eg = np.bincount(d.rows, weights=weighted * eg_w[d.cols], minlength=d.count)
+        scale = np.where(eg > 0, d.scale_white, d.scale_black)
+        evaluation = mg * d.phase + eg * scale * (1.0 - d.phase)
+        return evaluation, scale
+
+    def evaluate(self, mg_w: np.ndarray, eg_w: np.ndarray) -> np.ndarray:
+        return self.parts(mg_w, eg_w)[0]
+
+    def loss(self, mg_w: np.ndarray, eg_w: np.ndarray, k: float) -> float:
+        return log_loss(self.evaluate(mg_w, eg_w), self.data.result, k)
+
+    def gradient(
+        self, mg_w: np.ndarray, eg_w: np.ndarray, k: float
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        """Loss and its gradient with respect to the mg and eg weights."""
+        d = self.data
+        evaluation, scale = self.parts(mg_w, eg_w)
+        p = sigmoid(evaluation, k)
+        loss = log_loss(evaluation, d.result, k)
+        # d(cross-entropy)/d(eval) = (p - result) * k * ln(10) / 400, averaged.
+        g = (p - d.result) * (k * math.log(10) / 400) / d.count
+        per_entry = d.vals * g[d.rows]
+        mg_grad = np.bincount(
+            d.cols, weights=per_entry * d.phase[d.rows], minlength=feat.FEATURE_COUNT
+        )
+        eg_grad = np.bincount(
+            d.cols,
+            weights=per_entry * (scale * (1.0 - d.phase))[d.rows],
+            minlength=feat.FEATURE_COUNT,
+        )
+        return loss, mg_grad, eg_grad
+
+
+def sigmoid(evaluation: np.ndarray, k: float) -> np.ndarray:
+    return 1.0 / (1.0 + np.power(10.0, -k * evaluation / 400.0))
+
+
+def log_loss(evaluation: np.ndarray, result: np.ndarray, k: float) -> float:
+    p = np.clip(sigmoid(evaluation, k), 1e-12, 1 - 1e-12)
+    return float(-np.mean(result * np.log(p) + (1 - result) * np.log(1 - p)))
+
+
+def squared_error(evaluation: np.ndarray, result: np.ndarray, k: float) -> float:
+    return float(np.mean((sigmoid(evaluation, k) - result) ** 2))
+
+
+def fit_k(model: Model, mg_w: np.ndarray, eg_w: np.ndarray) -> float:
+    """Golden-section search for the K that minimises the loss of fixed weights."""
+    evaluation = model.evaluate(mg_w, eg_w)
+    low, high = 0.1, 3.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a = high - ratio * (high - low)
+        b = low + ratio * (high - low)
+        if log_loss(evaluation, model.data.result, a) < log_loss(evaluation, model.data.result, b):
+            high = b
+        else:
+            low = a
+    return (low + high) / 2
+
+
+def adam(
+    model: Model,
+    mg_w: np.ndarray,
+    eg_w: np.ndarray,
+    k: float,
+    iterations: int,
+    rate: float,
+    pull: float,
+    report: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Full-batch Adam on loss + pull * |w - w_start|^2; pinned weights stay put."""
+    start_mg, start_eg = mg_w.copy(), eg_w.copy()
+    mask = free_mask().astype(np.float64)
+    w = np.concatenate([mg_w, eg_w])
+    start = np.concatenate([start_mg, start_eg])
+    mask2 = np.concatenate([mask, mask])
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    beta1, beta2, epsilon = 0.9, 0.999, 1e-12
+    n = feat.FEATURE_COUNT
+    for step in range(1, iterations + 1):
+        loss, mg_grad, eg_grad = model.gradient(w[:n], w[n:], k)
+        grad = (np.concatenate([mg_grad, eg_grad]) + 2 * pull * (w - start)) * mask2
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad * grad
+        m_hat = m / (1 - beta1**step)
+        v_hat = v / (1 - beta2**step)
+        w -= rate * m_hat / (np.sqrt(v_hat) + epsilon)
+        if report and (step % report == 0 or step == 1):
+            print(f"  step {step:5d}  train loss {loss:.6f}", file=sys.stderr)
+    return w[:n].copy(), w[n:].copy()
+
+
+def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) -> str:
+    """The weights module's text: two flat tuples, commented block by block."""
+    lines = [
+        '"""Evaluation weights (data only): written by scripts/tune.py, do not edit.',
+        "",
+        "``MG_WEIGHTS`` and ``EG_WEIGHTS`` are laid out by ``engine.features.BLOCKS``",
+        "(centipawns, White's view). How these were made:",
+        "",
+        *provenance,
+        "",
+        "This module must hold nothing but the two vectors.",
+        '"""',
+        "",
+        "# fmt: off",
+    ]
+    for name, vector in (("MG_WEIGHTS", mg_w), ("EG_WEIGHTS", eg_w)):
+        lines.append(f"{name}: tuple[int, ...] = (")
+        for block, size in feat.BLOCKS:
+            base = feat.OFFSET[block]
+            values = [round(x) for x in vector[base : base + size]]
+            if block == "psqt":
+                for piece in range(6):
+                    lines.append(f"    # psqt {chess.PIECE_NAMES[piece + 1]}, a1..h1 first")
+                    for rank in range(8):
+                        row = values[piece * 64 + rank * 8 : piece * 64 + rank * 8 + 8]
+                        lines.append("    " + " ".join(f"{x:5d}," for x in row))
+            else:
+                lines.append(f"    # {block}")
+                for i in range(0, size, 10):
+                    lines.append("    " + " ".join(f"{x:5d}," for x in values[i : i + 10]))
+        lines.append(")")
+    lines.append("# fmt: on")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT files")
+    parser.add_argument("--out", type=Path, default=ROOT / "engine" / "weights.py")
+    parser.add_argument("--iterations", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=1.0, help="Adam step (cp)")
+    parser.add_argument("--pull", type=float, default=1e-7, help="L2 pull toward the start")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--report", type=int, default=100, help="print the loss every N steps")
+    parser.add_argument("--write-start", action="store_true", help="write the start weights")
+    args = parser.parse_args(argv)
+
+    mg_w, eg_w = start_weights()
+    if args.write_start:
+        text = format_weights(mg_w, eg_w, ["Unfitted start: PeSTO's tables and tune.py's START."])
+        args.out.write_text(text)
+        print(f"wrote start weights to {args.out}")
+        return 0
+    if not args.data:
+        print("tune: no data files given", file=sys.stderr)
+        return 2
+    began = time.monotonic()
+    try:
+        data = load(args.data, args.workers)
+    except (OSError, ValueError) as error:
+        print(f"tune: {error}", file=sys.stderr)
+        return 2
+    if data.count < 10 * HOLD_OUT_BLOCK:
+        print(f"tune: {data.count} positions are too few", file=sys.stderr)
+        return 2
+    held = (np.arange(data.count) // HOLD_OUT_BLOCK) % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1
+    train, test = Model(data.subset(~held)), Model(data.subset(held))
+    print(
+        f"{data.count} positions ({train.data.count} train, {test.data.count} held out), "
+        f"{len(data.rows)} feature entries, loaded in {time.monotonic() - began:.0f} s"
+    )
+    k = fit_k(train, mg_w, eg_w)
+    before = (train.loss(mg_w, eg_w, k), test.loss(mg_w, eg_w, k))
+    print(f"K = {k:.4f}; loss before: train {before[0]:.6f}, held out {before[1]:.6f}")
+    fitted_mg, fitted_eg = adam(
+        train, mg_w, eg_w, k, args.iterations, args.rate, args.pull, args.report
+    )
+    fitted_mg, fitted_eg = np.round(fitted_mg), np.round(fitted_eg)
+    after = (train.loss(fitted_mg, fitted_eg, k), test.loss(fitted_mg, fitted_eg, k))
+    mse_before = squared_error(test.evaluate(mg_w, eg_w), test.data.result, k)
+    mse_after = squared_error(test.evaluate(fitted_mg, fitted_eg), test.data.result, k)
+    print(f"loss after:  train {after[0]:.6f}, held out {after[1]:.6f}")
+    print(f"held-out squared error {mse_before:.6f} -> {mse_after:.6f}")
+    names = ", ".join(p.name for p in args.data)
+    provenance = [
+        f"Data: {names}; {data.count} positions, every {HOLD_OUT_EVERY}th block of "
+        f"{HOLD_OUT_BLOCK} held out.",
+        f"Fit: K = {k:.4f}, {args.iterations} Adam steps of {args.rate:g}, "
+        f"pull {args.pull:g} toward the start.",
+        f"Logistic loss, held out: {before[1]:.6f} before, {after[1]:.6f} after "
+        f"(train {before[0]:.6f} -> {after[0]:.6f}).",
+        f"Command: python scripts/tune.py {names} --iterations {args.iterations} "
+        f"--rate {args.rate:g} --pull {args.pull:g}",
+    ]
+    args.out.write_text(format_weights(fitted_mg, fitted_eg, provenance))
+    print(f"wrote {args.out} in {time.monotonic() - began:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""The evaluation: fast form equals weights x features, mirror symmetry, each term."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+
+from engine import features as feat
+from engine.evaluate import Evaluator, evaluate
+from engine.position import Position
+from engine.psqt import EG_TABLE, MG_TABLE
+from engine.weights import EG_WEIGHTS, MG_WEIGHTS
+
+SPECIAL_FENS = [
+    chess.STARTING_FEN,
+    # Opposite-coloured bishops with pawns; bishops of the same colour.
+    "8/5k2/4b3/1p3p2/1P3P2/2B5/5K2/8 w - - 0 1",
+    "8/5k2/3b4/1p3p2/1P3P2/2B5/5K2/8 b - - 0 1",
+    # No pawns for the stronger side; rook against bishop; bare kings and a knight.
+    "8/8/4k3/8/8/3BK3/8/5r2 w - - 0 1",
+    "8/8/4k3/8/2N5/4K3/8/8 b - - 0 1",
+    # Passed, blocked, doubled, isolated and backward pawns; rooks on the seventh.
+    "6k1/1R3ppp/8/p1P5/P1p1n3/2P5/2P2PPP/6K1 w - - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    # Queens on open files and the seventh rank, kings exposed.
+    "4k3/2Q5/8/8/8/8/3q4/4K3 w - - 0 1",
+    "r1b2rk1/pp3ppp/2n5/q1bpP3/2p5/P1N2N2/1PPQ1PPP/R3KB1R w KQ - 0 1",
+]
+
+
+def random_boards(count: int, seed: int) -> list[chess.Board]:
+    """Positions from random games: all phases, odd material, promotions."""
+    rng = random.Random(seed)
+    boards = []
+    while len(boards) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(1, 160)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        boards.append(board)
+    return boards
+
+
+BOARDS = [chess.Board(fen) for fen in SPECIAL_FENS] + random_boards(400, seed=6)
+
+
+def test_fast_evaluation_equals_weights_times_features() -> None:
+    for board in BOARDS:
+        assert evaluate(board) == feat.evaluate_features(board, MG_WEIGHTS, EG_WEIGHTS), board.fen()
+
+
+def test_evaluation_of_mirror_is_equal() -> None:
+    for board in BOARDS:
+        mirrored = board.mirror()
+        assert evaluate(board) == evaluate(mirrored), board.fen()
+        flipped = feat.features(mirrored)
+        assert flipped == {i: -v for i, v in feat.features(board).items()}, board.fen()
+
+
+def test_cached_evaluator_agrees_with_fresh_one_along_games() -> None:
+    # One evaluator through whole games: the caches (by key, by pawns and kings)
+    # never return another position's value.
+    evaluator = Evaluator(cache_bits=4)
+    rng = random.Random(3)
+    for _ in range(10):
+        pos = Position(chess.Board())
+        for _ in range(120):
+            board = pos.board
+            assert evaluator.evaluate(pos) == evaluate(board), board.fen()
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            pos.push(rng.choice(moves))
+
+
+def test_weight_vectors_match_the_layout() -> None:
+    assert len(MG_WEIGHTS) == len(EG_WEIGHTS) == feat.FEATURE_COUNT
+    base = feat.OFFSET["psqt"]
+    white_knight_e4 = 2 * (chess.KNIGHT - 1) + 1
+    assert MG_TABLE[white_knight_e4 * 64 + chess.E4] == MG_WEIGHTS[base + 64 + chess.E4]
+    black_knight_e5 = 2 * (chess.KNIGHT - 1)
+    assert EG_TABLE[black_knight_e5 * 64 + chess.E5] == -EG_WEIGHTS[base + 64 + chess.E4]
+
+
+def block_value(f: dict[int, int], name: str, index: int = 0) -> int:
+    return f.get(feat.OFFSET[name] + index, 0)
+
+
+def test_pawn_structure_terms() -> None:
+    # White: a4, c2, c3, c5, g2, h2; Black: a5, c4.
+    board = chess.Board("6k1/8/8/p1P5/P1p5/2P5/2P3PP/6K1 w - - 0 1")
+    passers, passed, connected, isolated, doubled, backward = feat.pawn_structure(
+        board.pawns & board.occupied_co[chess.WHITE],
+        board.pawns & board.occupied_co[chess.BLACK],
+        chess.WHITE,
+    )
+    # c5 has no Black pawn ahead on b, c or d; g2 and h2 none on f, g or h. The
+    # rear c-pawns are doubled (an own pawn in front), not passed.
+    assert passers == chess.BB_C5 | chess.BB_G2 | chess.BB_H2
+    assert passed[4] == 1 and passed[1] == 2
+    assert doubled == 2
+    assert isolated == 4  # a4 and the three c-pawns have no neighbour files' pawns
+    assert connected[1] == 2  # g2 and h2 side by side
+    assert backward == 0
+    # d3 with c4: no own pawn beside or behind it on c or e, and Black's e5 covers
+    # d4, so d3 is backward. With f2 instead, d3 is isolated, which is not counted
+    # as backward too.
+    assert feat.pawn_structure(chess.BB_D3 | chess.BB_C4, chess.BB_E5, chess.WHITE)[5] == 1
+    assert feat.pawn_structure(chess.BB_D3 | chess.BB_F2, chess.BB_E5, chess.WHITE)[5] == 0
+
+
+def test_passed_pawn_blocked_and_counted_by_rank() -> None:
+    board = chess.Board("4k3/8/3n4/3P4/8/8/8/4K3 w - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "passed", 4) == 1
+    assert block_value(f, "passed_blocked", 4) == 1
+    board = chess.Board("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")
+    assert block_value(feat.features(board), "passed_blocked", 4) == 0
+
+
+def test_king_shelter_and_zone_attacks() -> None:
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    assert feat.king_shelter(chess.G1, board.pawns & board.occupied_co[True], 0, True) == (
+        3,
+        0,
+        0,
+        0,
+    )
+    open_king = chess.Board("6k1/8/8/8/8/8/8/6K1 w - - 0 1")
+    assert feat.king_shelter(chess.G1, 0, 0, True) == (0, 0, 0, 3)
+    assert open_king.is_valid()
+    # A queen on g4 hits g8's zone? No: the g-file is open up to g7/g8.
+    attack = chess.Board("6k1/8/8/8/6Q1/8/8/6K1 w - - 0 1")
+    f = feat.features(attack)
+    assert block_value(f, "king_zone_attacks", 3) == 2  # g7 and g8
+    assert block_value(f, "king_attackers", 1) == 1
+
+
+def test_mobility_excludes_own_pieces_and_pawn_attacked_squares() -> None:
+    board = chess.Board("4k3/8/8/2p5/8/2N5/8/4K3 w - - 0 1")
+    # Knight c3: a2 a4 b1 b5 d1 d5 e2 e4; b5 and d5... only c5's pawn attacks b4 and d4.
+    f = feat.features(board)
+    assert block_value(f, "mobility_knight", 8) == 1
+
+
+def test_scale_factors() -> None:
+    ocb = chess.Board(SPECIAL_FENS[1])
+    assert feat.scale_factors(ocb) == (feat.SCALE_OPPOSITE_BISHOPS, feat.SCALE_OPPOSITE_BISHOPS)
+    same = chess.Board(SPECIAL_FENS[2])
+    assert feat.scale_factors(same) == (feat.SCALE_NORMAL, feat.SCALE_NORMAL)
+    rook_vs_bishop = chess.Board(SPECIAL_FENS[3])
+    # Black (rook) is stronger without pawns and only a bishop's worth ahead.
+    assert feat.scale_factors(rook_vs_bishop)[1] == feat.SCALE_NO_PAWNS_SMALL_EDGE
+    assert abs(evaluate(rook_vs_bishop)) < 100
+
+
+@pytest.mark.parametrize("fen", SPECIAL_FENS)
+def test_tempo_is_the_only_side_to_move_term(fen: str) -> None:
+    board = chess.Board(fen)
+    other = board.copy()
+    other.turn = not board.turn
+    other.ep_square = None
+    board.ep_square = None
+    f, g = feat.features(board), feat.features(other)
+    tempo = feat.OFFSET["tempo"]
+    assert {i: v for i, v in f.items() if i != tempo} == {i: v for i, v in g.items() if i != tempo}
+    assert f[tempo] == -g[tempo]

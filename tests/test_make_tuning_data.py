@@ -1,0 +1,78 @@
+"""scripts/make_tuning_data.py through its command line, with Cutoff as the engine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+
+from engine.see import see_ge
+from tests.conftest import REPO
+
+SCRIPT = REPO / "scripts" / "make_tuning_data.py"
+# Few, short, cheap games: enough to exercise every step while keeping the
+# file well under the suite's time budget.
+SMALL_RUN = [
+    "--engine",
+    f"{sys.executable} -m engine",
+    "--games",
+    "2",
+    "--nodes",
+    "300",
+    "--max-plies",
+    "40",
+    "--skip-plies",
+    "2",
+    "--random-plies",
+    "2",
+]
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
+    outputs = []
+    for name in ("first.txt", "second.txt"):
+        out = tmp_path / name
+        done = run_script(*SMALL_RUN, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("games 2 positions ")
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+    lines = outputs[0].decode("utf-8").splitlines()
+    # 2 games of at most 40 - 2 recorded plies each; some positions pass the filter.
+    assert 0 < len(lines) <= 2 * 38
+    assert f"positions {len(lines)} " in done.stdout
+    for line in lines:
+        fen, result = line.split(";")
+        assert result in ("1-0", "1/2-1/2", "0-1")
+        board = chess.Board(fen)
+        assert board.is_valid()
+        assert not board.is_check()
+        assert not board.is_game_over()
+        # Quiet: no capture or promotion wins material by static exchange.
+        for move in board.generate_legal_moves():
+            if board.is_capture(move):
+                assert not see_ge(board, move, 1), (fen, move)
+            assert not move.promotion, (fen, move)
+
+
+def test_missing_openings_file_is_one_line(tmp_path: Path) -> None:
+    done = run_script(
+        *SMALL_RUN, "--out", str(tmp_path / "out.txt"), "--openings", str(tmp_path / "none.epd")
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("make_tuning_data:")
+    assert not (tmp_path / "out.txt").exists()

@@ -1,0 +1,77 @@
+"""scripts/tune.py through its command line, on the committed sample of tuning data."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from engine import features
+from tests.conftest import REPO
+
+SCRIPT = REPO / "scripts" / "tune.py"
+SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
+
+
+def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def load_module(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location("tuned_weights", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tuning_lowers_the_loss_and_is_reproducible(tmp_path: Path) -> None:
+    outputs = []
+    for name in ("a.py", "b.py"):
+        out = tmp_path / name
+        done = run_tune(
+            str(SAMPLE), "--iterations", "60", "--pull", "1e-6", "--workers", "1",
+            "--report", "0", "--out", str(out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+
+    before = re.search(r"loss before: train ([0-9.]+)", done.stdout)
+    after = re.search(r"loss after:  train ([0-9.]+)", done.stdout)
+    assert before and after, done.stdout
+    assert float(after.group(1)) < float(before.group(1))
+
+    module = load_module(tmp_path / "a.py")
+    mg = getattr(module, "MG_WEIGHTS")  # noqa: B009
+    eg = getattr(module, "EG_WEIGHTS")  # noqa: B009
+    assert len(mg) == len(eg) == features.FEATURE_COUNT
+    assert all(isinstance(w, int) for w in (*mg, *eg))
+
+
+def test_start_weights_are_pesto_and_the_hand_values(tmp_path: Path) -> None:
+    out = tmp_path / "start.py"
+    done = run_tune("--write-start", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    module = load_module(out)
+    mg = getattr(module, "MG_WEIGHTS")  # noqa: B009
+    base = features.OFFSET["psqt"]
+    # PeSTO: a White knight on e4 is worth 337 + 28 in the middlegame.
+    assert mg[base + 64 + 28] == 337 + 28
+
+
+def test_bad_data_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("not a fen at all\n")
+    done = run_tune(str(bad), "--out", str(tmp_path / "w.py"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("tune:") and done.stderr.count("\n") == 1
+    assert not (tmp_path / "w.py").exists()
