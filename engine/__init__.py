@@ -13,8 +13,11 @@ Architecture map (one concept per module):
 - ``movepick``   move ordering: TT move, MVV-LVA captures, killers, history.
 - ``tt``         bounded transposition table.
 - ``score``      score constants, mate helpers, UCI score formatting.
-- ``evaluate``   static evaluation from the side to move's view.
-- ``psqt``       material and piece-square tables (data only).
+- ``evaluate``   static evaluation from the side to move's view (fast, cached).
+- ``features``   the evaluation's terms as counts: layout and reference extractor.
+- ``weights``    the tuned evaluation weights (data, written by scripts/tune.py).
+- ``psqt``       the weights' piece-square block folded for incremental updates.
+- ``pesto``      PeSTO's tables: the tuner's starting point (data only).
 - ``bench``      fixed positions to a fixed depth: node count and speed.
 
 Glossary:
@@ -28,7 +31,9 @@ Glossary:
 - mvv-lva: most valuable victim, least valuable attacker (capture ordering).
 - killer: a quiet move that caused a beta cutoff at the same ply in a sibling.
 - history: per (colour, from, to) counter of quiet moves that caused cutoffs.
-- lmr: late move reductions; see: static exchange evaluation (later issues).
+- lmr: late move reductions; see: static exchange evaluation.
+- mg, eg: middlegame and endgame parts of a score, blended by the game phase.
+- texel tuning: fitting evaluation weights to game results through a logistic.
 """
 
 __version__ = "0.1.0"

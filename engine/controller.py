@@ -495,13 +495,21 @@ class Controller:
         return lines
 
     def evaluation(self) -> list[str]:
-        """``eval``: the static evaluation from both points of view."""
+        """``eval``: the terms (White's view), then the evaluation from both sides."""
         from engine.evaluate import evaluate
+        from engine.features import MAX_PHASE, game_phase, term_breakdown
+        from engine.weights import EG_WEIGHTS, MG_WEIGHTS
 
         score = evaluate(self.board)
         white = score if self.board.turn == chess.WHITE else -score
         side = "white" if self.board.turn == chess.WHITE else "black"
+        lines = [f"{'Term (White, cp)':24} {'mg':>7} {'eg':>7}"]
+        for name, mg, eg in term_breakdown(self.board, MG_WEIGHTS, EG_WEIGHTS):
+            if mg or eg:
+                lines.append(f"{name:24} {mg:+7d} {eg:+7d}")
+        lines.append(f"Phase: {game_phase(self.board)} of {MAX_PHASE} (middlegame share)")
         return [
+            *lines,
             f"Evaluation: {score:+d} cp from the side to move ({side})",
             f"Evaluation: {white:+d} cp from white's point of view",
         ]

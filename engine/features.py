@@ -355,6 +355,21 @@ def evaluate_features(
     return blend(mg, eg, game_phase(board), scale_white if eg > 0 else scale_black, board.turn)
 
 
+def term_breakdown(
+    board: chess.Board, mg_weights: tuple[int, ...], eg_weights: tuple[int, ...]
+) -> list[tuple[str, int, int]]:
+    """(block, mg, eg) contributions of every block, White's view, before tapering."""
+    f = features(board)
+    table = []
+    for name, size in BLOCKS:
+        start = OFFSET[name]
+        indices = [i for i in range(start, start + size) if i in f]
+        mg = sum(mg_weights[i] * f[i] for i in indices)
+        eg = sum(eg_weights[i] * f[i] for i in indices)
+        table.append((name, mg, eg))
+    return table
+
+
 def _trunc_div(a: int, b: int) -> int:
     """a / b rounded toward zero (b > 0), so that mirrored positions score alike."""
     return a // b if a >= 0 else -(-a // b)

@@ -65,7 +65,9 @@ def test_d_eval_perft_bench_in_uci(tmp_path: Path) -> None:
     assert f"Key: {chess.polyglot.zobrist_hash(board):016X}" in board_lines
     assert any(line.startswith(" | r |   |   |   | k |") for line in board_lines)
     eng.send("eval")
-    _, first, _ = eng.expect("Evaluation:")
+    _, first, terms = eng.expect("Evaluation:")
+    assert any(line.startswith("psqt ") for line in terms)
+    assert any(line.startswith("mobility_knight ") for line in terms)
     _, second, _ = eng.expect("Evaluation:")
     assert "side to move" in first and "white" in second
     eng.send("go perft 2")
