@@ -26,10 +26,10 @@ import chess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import evaluate as evaluation  # noqa: E402
-from engine.bench import BENCH_FENS, run_bench  # noqa: E402
-from engine.features import blend  # noqa: E402
-from engine.position import Position  # noqa: E402
+from engine import evaluate as evaluation
+from engine.bench import BENCH_FENS, run_bench
+from engine.features import blend
+from engine.position import Position
 
 PARTS = (
     ("evaluation (all)", "evaluate.py", "evaluate"),
