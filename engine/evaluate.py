@@ -19,6 +19,7 @@ from __future__ import annotations
 import chess
 
 from engine.features import (
+    DISTANCE,
     KING_ZONE,
     MAX_PHASE,
     NOT_FILE_A,
@@ -62,6 +63,7 @@ def _block(name: str) -> tuple[int, ...]:
 
 _PASSED = _block("passed")
 _BLOCKED = _block("passed_blocked")
+_KING_DISTANCE = _block("passed_king_distance")
 _CONNECTED = _block("connected")
 (_ISOLATED,) = _block("isolated")
 (_DOUBLED,) = _block("doubled")
@@ -82,8 +84,10 @@ _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 (_QUEEN_SEMI,) = _block("queen_semi_open_file")
 (_QUEEN_7TH,) = _block("queen_seventh")
 (_THREAT,) = _block("pawn_threat")
+(_MINOR_THREAT,) = _block("minor_threat")
 (_TEMPO,) = _block("tempo")
 
+_DISTANCE = DISTANCE
 _BB_SQUARES = chess.BB_SQUARES
 _BB_FILES = chess.BB_FILES
 _BB_ALL = chess.BB_ALL
@@ -185,18 +189,29 @@ class Evaluator:
                 self._pawn_king_cache.clear()
             self._pawn_king_cache[pawn_key] = entry
         score = entry[0]  # packed (mg, eg), White's view, without the psqt sums
+        # Passers: blocked or not, and how near each king is to the stop square.
         passers = entry[1]
         while passers:
             low = passers & -passers
             passers ^= low
+            stop = low.bit_length() + 7
+            rank = (stop >> 3) - 1
             if low << 8 & occupied:
-                score += _BLOCKED[(low.bit_length() - 1) >> 3]
+                score += _BLOCKED[rank]
+            score += _KING_DISTANCE[rank] * (
+                _DISTANCE[black_king * 64 + stop] - _DISTANCE[white_king * 64 + stop]
+            )
         passers = entry[2]
         while passers:
             low = passers & -passers
             passers ^= low
+            stop = low.bit_length() - 9
+            rank = 6 - (stop >> 3)
             if low >> 8 & occupied:
-                score -= _BLOCKED[7 - ((low.bit_length() - 1) >> 3)]
+                score -= _BLOCKED[rank]
+            score -= _KING_DISTANCE[rank] * (
+                _DISTANCE[white_king * 64 + stop] - _DISTANCE[black_king * 64 + stop]
+            )
 
         white_pawn_attacks = (
             ((white_pawns & NOT_FILE_A) << 7) | ((white_pawns & NOT_FILE_H) << 9)
@@ -206,6 +221,7 @@ class Evaluator:
         bishops = board.bishops
         rooks = board.rooks
         queens = board.queens
+        majors = rooks | queens
 
         # Mobility, attacks on the enemy king zone, rooks and queens: White, then Black.
         for side in (1, -1):
@@ -213,6 +229,7 @@ class Evaluator:
                 own = white
                 area = ~white & ~black_pawn_attacks & _BB_ALL
                 zone = KING_ZONE[black_king]
+                their_majors = majors & black
                 own_pawns = white_pawns
                 their_pawns = black_pawns
                 seventh_rank = 6
@@ -220,6 +237,7 @@ class Evaluator:
                 own = black
                 area = ~black & ~white_pawn_attacks & _BB_ALL
                 zone = KING_ZONE[white_king]
+                their_majors = majors & white
                 own_pawns = black_pawns
                 their_pawns = white_pawns
                 seventh_rank = 1
@@ -231,6 +249,8 @@ class Evaluator:
                 bb ^= low
                 attacks = _KNIGHT_ATTACKS[low.bit_length() - 1]
                 part += _MOB_N[(attacks & area).bit_count()]
+                if attacks & their_majors:
+                    part += (attacks & their_majors).bit_count() * _MINOR_THREAT
                 if attacks & zone:
                     attackers += 1
                     part += (attacks & zone).bit_count() * _ZONE_N
@@ -243,6 +263,8 @@ class Evaluator:
                 square = low.bit_length() - 1
                 attacks = _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
                 part += _MOB_B[(attacks & area).bit_count()]
+                if attacks & their_majors:
+                    part += (attacks & their_majors).bit_count() * _MINOR_THREAT
                 if attacks & zone:
                     attackers += 1
                     part += (attacks & zone).bit_count() * _ZONE_B

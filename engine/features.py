@@ -31,6 +31,8 @@ BLOCKS: tuple[tuple[str, int], ...] = (
     # Pawn structure, by the pawn's rank counted from its own side (0-7).
     ("passed", 8),
     ("passed_blocked", 8),  # extra for a passer whose stop square is occupied
+    # King distances to a passer's stop square: the enemy king's minus the own king's.
+    ("passed_king_distance", 8),
     ("connected", 8),  # defended by a pawn or beside one
     ("isolated", 1),
     ("doubled", 1),  # pawns with a pawn of their own colour in front on the file
@@ -56,6 +58,7 @@ BLOCKS: tuple[tuple[str, int], ...] = (
     ("queen_semi_open_file", 1),
     ("queen_seventh", 1),
     ("pawn_threat", 1),  # enemy pieces (not pawns) attacked by a pawn
+    ("minor_threat", 1),  # enemy rooks and queens attacked by a knight or bishop
     ("tempo", 1),  # +1 for the side to move
 )
 
@@ -130,6 +133,8 @@ SUPPORT_SPAN = [
 ]
 PHALANX = [ADJACENT_FILES[sq & 7] & chess.BB_RANKS[sq >> 3] for sq in range(64)]
 KING_ZONE = [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in range(64)]
+DISTANCE = [chess.square_distance(a, b) for a in range(64) for b in range(64)]
+"""King steps between two squares, indexed ``a * 64 + b``."""
 
 
 def pawn_attacks(pawns: int, color: bool) -> int:
@@ -288,10 +293,16 @@ def features(board: chess.Board) -> dict[int, int]:
         for rank in range(8):
             add("passed", rank, sign * passed[rank])
             add("connected", rank, sign * connected[rank])
+        own_king_sq = board.king(color)
+        their_king_sq = board.king(not color)
         for square in chess.scan_forward(passers):
             stop = square + 8 if color else square - 8
+            rank = relative_rank(square, color)
             if chess.BB_SQUARES[stop] & occupied:
-                add("passed_blocked", relative_rank(square, color), sign)
+                add("passed_blocked", rank, sign)
+            if own_king_sq is not None and their_king_sq is not None:
+                distance = DISTANCE[their_king_sq * 64 + stop] - DISTANCE[own_king_sq * 64 + stop]
+                add("passed_king_distance", rank, sign * distance)
         add("isolated", 0, sign * isolated)
         add("doubled", 0, sign * doubled)
         add("backward", 0, sign * backward)
@@ -301,11 +312,14 @@ def features(board: chess.Board) -> dict[int, int]:
         their_king = board.king(not color)
         zone = KING_ZONE[their_king] if their_king is not None else 0
         attackers = 0
+        their_majors = (board.rooks | board.queens) & their_pieces
         for index, pt in enumerate(MOBILITY_PIECES):
             block = ("mobility_knight", "mobility_bishop", "mobility_rook", "mobility_queen")[index]
             for square in chess.scan_forward(board.pieces_mask(pt, color)):
                 attacks = slider_attacks(pt, square, occupied)
                 add(block, (attacks & area).bit_count(), sign)
+                if pt in (chess.KNIGHT, chess.BISHOP):
+                    add("minor_threat", 0, sign * (attacks & their_majors).bit_count())
                 hits = (attacks & zone).bit_count()
                 if hits:
                     attackers += 1

@@ -68,6 +68,8 @@ MG_WEIGHTS: tuple[int, ...] = (
         0,     5,    10,    15,    30,    50,    80,     0,
     # passed_blocked
         0,     0,     0,     0,     0,     0,     0,     0,
+    # passed_king_distance
+        0,     0,     0,     0,     0,     0,     0,     0,
     # connected
         0,     5,     7,    10,    15,    25,    40,     0,
     # isolated
@@ -111,6 +113,8 @@ MG_WEIGHTS: tuple[int, ...] = (
     # queen_seventh
         5,
     # pawn_threat
+       30,
+    # minor_threat
        30,
     # tempo
        10,
@@ -174,6 +178,8 @@ EG_WEIGHTS: tuple[int, ...] = (
         0,    10,    15,    25,    45,    75,   120,     0,
     # passed_blocked
         0,    -3,    -5,    -8,   -15,   -25,   -40,     0,
+    # passed_king_distance
+        0,     0,     3,     5,     8,    10,    12,     0,
     # connected
         0,     3,     5,     7,    10,    20,    30,     0,
     # isolated
@@ -218,6 +224,8 @@ EG_WEIGHTS: tuple[int, ...] = (
        10,
     # pawn_threat
        25,
+    # minor_threat
+       20,
     # tempo
         5,
 )

@@ -285,26 +285,32 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     parser.add_argument("--random-plies", type=int, default=4, help="random moves after opening")
     parser.add_argument("--workers", type=int, default=1, help="parallel games (processes)")
+    parser.add_argument(
+        "--first-game",
+        type=int,
+        default=0,
+        help="number of the first game (runs over disjoint ranges concatenate to one longer run)",
+    )
     parser.add_argument("--max-plies", type=int, default=400, help="engine plies before a draw")
     parser.add_argument("--skip-plies", type=int, default=8, help="engine plies not recorded")
     args = parser.parse_args(argv)
     for name in ("games", "nodes", "workers", "max_plies"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
-    for name in ("random_plies", "skip_plies"):
+    for name in ("random_plies", "skip_plies", "first_game"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must not be negative")
     return args
 
 
-def _play_all(config: Config, games: int, workers: int) -> Iterator[GameRecord]:
+def _play_all(config: Config, games: int, workers: int, first: int) -> Iterator[GameRecord]:
     """Game records in game order. The engine is started (and checked) first."""
     # The first engine is started here, in the parent, so that a bad --engine
     # is reported before any worker exists.
     runner = GameRunner(config)
     if workers == 1:
         try:
-            for index in range(games):
+            for index in range(first, first + games):
                 yield runner.play(index)
         finally:
             runner.close()
@@ -313,7 +319,7 @@ def _play_all(config: Config, games: int, workers: int) -> Iterator[GameRecord]:
     runner.close()
     pool = multiprocessing.Pool(min(workers, games), _worker_init, (config,))
     try:
-        yield from pool.imap(_worker_play, range(games), chunksize=1)
+        yield from pool.imap(_worker_play, range(first, first + games), chunksize=1)
         pool.close()
     except BaseException:
         pool.terminate()
@@ -372,7 +378,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             max_plies=args.max_plies,
             skip_plies=args.skip_plies,
         )
-        records = _play_all(config, args.games, args.workers)
+        records = _play_all(config, args.games, args.workers, args.first_game)
         positions, tally = _write(records, Path(args.out), args.games)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

@@ -58,6 +58,7 @@ def _linear(start: float, step: float, size: int, centre: int) -> list[int]:
 START: dict[str, tuple[list[int], list[int]]] = {
     "passed": ([0, 5, 10, 15, 30, 50, 80, 0], [0, 10, 15, 25, 45, 75, 120, 0]),
     "passed_blocked": ([0] * 8, [0, -3, -5, -8, -15, -25, -40, 0]),
+    "passed_king_distance": ([0] * 8, [0, 0, 3, 5, 8, 10, 12, 0]),
     "connected": ([0, 5, 7, 10, 15, 25, 40, 0], [0, 3, 5, 7, 10, 20, 30, 0]),
     "isolated": ([-10], [-10]),
     "doubled": ([-10], [-20]),
@@ -78,6 +79,7 @@ START: dict[str, tuple[list[int], list[int]]] = {
     "queen_semi_open_file": ([3], [3]),
     "queen_seventh": ([5], [10]),
     "pawn_threat": ([30], [25]),
+    "minor_threat": ([30], [20]),
     "tempo": ([10], [5]),
 }
 

@@ -169,3 +169,12 @@ def test_tempo_is_the_only_side_to_move_term(fen: str) -> None:
     tempo = feat.OFFSET["tempo"]
     assert {i: v for i, v in f.items() if i != tempo} == {i: v for i, v in g.items() if i != tempo}
     assert f[tempo] == -g[tempo]
+
+
+def test_passer_king_distance_and_minor_threats() -> None:
+    # d5 passer, stop square d6: Black's king (a2) is 4 steps away, White's (h1) 5.
+    board = chess.Board("8/8/8/3P4/8/8/k7/7K w - - 0 1")
+    assert block_value(feat.features(board), "passed_king_distance", 4) == 4 - 5
+    # The knight on c3 attacks the rook on d5 and the queen on b5.
+    board = chess.Board("4k3/8/8/1q1r4/8/2N5/8/4K3 w - - 0 1")
+    assert block_value(feat.features(board), "minor_threat") == 2

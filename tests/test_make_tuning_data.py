@@ -50,6 +50,17 @@ def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
 
+    # Disjoint ranges of games concatenate to the longer run (parallel generation).
+    parts = []
+    for first in ("0", "1"):
+        out = tmp_path / f"part{first}.txt"
+        part_args = [*SMALL_RUN]
+        part_args[part_args.index("--games") + 1] = "1"
+        done_part = run_script(*part_args, "--first-game", first, "--out", str(out))
+        assert done_part.returncode == 0, done_part.stderr
+        parts.append(out.read_bytes())
+    assert parts[0] + parts[1] == outputs[0]
+
     lines = outputs[0].decode("utf-8").splitlines()
     # 2 games of at most 40 - 2 recorded plies each; some positions pass the filter.
     assert 0 < len(lines) <= 2 * 38
