@@ -3,7 +3,7 @@
 The node function is full-width alpha-beta made selective: null-move pruning,
 reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, SEE ordering and pruning of losing captures, and delta
-pruning in quiescence. Each has a module-level switch (constants below) so that
+pruning and lazy evaluation in quiescence. Each has a module-level switch (constants below) so that
 a match can measure it; ``Searcher.selective = False`` turns all of them off,
 which makes the search exact (the tests compare it with plain negamax).
 
