@@ -301,6 +301,10 @@ class Searcher:
                     best = lines[0]
                 break
             completed_depth = depth
+            if multipv > 1:
+                # Pruning depends on the window, so a later line can come out above an
+                # earlier one: report (and play) them best first. Stable for ties.
+                lines[:multipv] = sorted(lines[:multipv], key=lambda line: -line.score)
             best = lines[0]
             if on_iteration is not None:
                 self._report_lines(depth, lines, multipv, on_iteration)
