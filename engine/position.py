@@ -21,7 +21,8 @@ from __future__ import annotations
 import chess
 import chess.polyglot
 
-from engine.psqt import EG_TABLE, MG_TABLE, PHASE_WEIGHT
+from engine.features import PHASE_WEIGHT
+from engine.psqt import EG_TABLE, MG_TABLE
 
 ZOBRIST = chess.polyglot.POLYGLOT_RANDOM_ARRAY
 _TURN_KEY = ZOBRIST[780]

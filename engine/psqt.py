@@ -11,10 +11,8 @@ This module holds no numbers of its own and must not compute evaluations.
 
 from __future__ import annotations
 
-from engine.features import MAX_PHASE, OFFSET, PHASE_WEIGHT
+from engine.features import OFFSET
 from engine.weights import EG_WEIGHTS, MG_WEIGHTS
-
-__all__ = ["EG_TABLE", "MAX_PHASE", "MG_TABLE", "PHASE_WEIGHT"]
 
 
 def _fold(weights: tuple[int, ...]) -> list[int]:

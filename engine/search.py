@@ -3,9 +3,10 @@
 The node function is full-width alpha-beta made selective: null-move pruning,
 reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, SEE ordering and pruning of losing captures, and delta
-pruning and lazy evaluation in quiescence. Each has a module-level switch (constants below) so that
-a match can measure it; ``Searcher.selective = False`` turns all of them off,
-which makes the search exact (the tests compare it with plain negamax).
+pruning and lazy evaluation in quiescence. Each has a module-level switch
+(constants below) so that a match can measure it; ``Searcher.selective = False``
+turns all of them off, which makes the search exact (the tests compare it with
+plain negamax).
 
 The searcher owns the per-search state (node counts, killers, PV table) and the
 history table that survives between searches of one game; the transposition
@@ -905,6 +906,7 @@ class Searcher:
         # Stand pat: the side to move need not capture. Lazy evaluation: when the
         # material and piece-square score is this far outside the window, the other
         # terms will not bring it back, and the bound is returned without them.
+        # (features.blend inlined: this runs at every quiescence node.)
         if LAZY_EVAL and self.selective:
             phase = pos.phase if pos.phase < MAX_PHASE else MAX_PHASE
             blended = pos.mg * phase + pos.eg * (MAX_PHASE - phase)

@@ -49,6 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+import match  # noqa: E402  (scripts/match.py: the same openings reader)
+
 from engine.see import see_ge  # noqa: E402
 
 PROG = "make_tuning_data"
@@ -245,30 +247,11 @@ def _worker_play(index: int) -> GameRecord:
 
 
 def load_openings(path: Path) -> list[str]:
-    """FENs of the opening file: FEN lines (with counters) or EPD lines."""
+    """FENs of the openings file, read as the match runner reads it (FEN/EPD or PGN)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read openings {str(path)!r}: {exc.strerror or exc}") from None
-    fens = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            board = chess.Board(line)
-        except ValueError:
-            # EPD lines carry operations instead of move counters.
-            try:
-                board, _ = chess.Board.from_epd(line)
-            except ValueError as exc:
-                raise UsageError(f"{path}:{number}: not a FEN/EPD position: {exc}") from None
-        if not board.is_valid():
-            raise UsageError(f"{path}:{number}: invalid position {board.fen()}")
-        fens.append(board.fen())
-    if not fens:
-        raise UsageError(f"no positions in openings {str(path)!r}")
-    return fens
+        return [opening.board().fen() for opening in match.load_openings(str(path))]
+    except match.MatchError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:

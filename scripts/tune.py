@@ -222,9 +222,8 @@ class Model:
 
     def parts(self, mg_w: np.ndarray, eg_w: np.ndarray) -> tuple[np.ndarray, ...]:
         d = self.data
-        weighted = d.vals
-        mg = np.bincount(d.rows, weights=weighted * mg_w[d.cols], minlength=d.count)
-        eg = np.bincount(d.rows, weights=weighted * eg_w[d.cols], minlength=d.count)
+        mg = np.bincount(d.rows, weights=d.vals * mg_w[d.cols], minlength=d.count)
+        eg = np.bincount(d.rows, weights=d.vals * eg_w[d.cols], minlength=d.count)
         scale = np.where(eg > 0, d.scale_white, d.scale_black)
         evaluation = mg * d.phase + eg * scale * (1.0 - d.phase)
         return evaluation, scale
