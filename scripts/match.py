@@ -950,6 +950,11 @@ class Tally:
     pentanomial: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
     pair_dd: int = 0
     pair_wl: int = 0
+    # Pairs whose two games have the same moves: the engines chose alike at every
+    # turn, so the pair measures nothing (many such pairs shrink the variance and
+    # hurry an SPRT towards H0; raise the nodes or the time).
+    pair_identical: int = 0
+    pair_moves: dict[int, str] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=dict)
     faults: dict[int, dict[str, int]] = field(default_factory=lambda: {0: {}, 1: {}})
 
@@ -969,9 +974,14 @@ class Tally:
         if record.fault_slot is not None and record.fault_kind is not None:
             counts = self.faults[record.fault_slot]
             counts[record.fault_kind] = counts.get(record.fault_kind, 0) + 1
+        moves = " ".join(move.uci() for move in record.game.mainline_moves())
         scores = self.pair_scores.setdefault(record.job.pair, [])
         scores.append(score)
-        if len(scores) == 2:
+        if len(scores) == 1:
+            self.pair_moves[record.job.pair] = moves
+        else:
+            if self.pair_moves.pop(record.job.pair, None) == moves:
+                self.pair_identical += 1
             total = scores[0] + scores[1]
             self.pentanomial[round(total * 2)] += 1
             if total == 1.0:
@@ -1227,6 +1237,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         "pentanomial": list(t.pentanomial),
         "pentanomial_dd": t.pair_dd,
         "pentanomial_wl": t.pair_wl,
+        "pairs_identical": t.pair_identical,
         "sprt": sprt,
         "reasons": dict(sorted(t.reasons.items())),
         "faults": {match.names[slot]: dict(t.faults[slot]) for slot in (0, 1)},
@@ -1271,7 +1282,8 @@ def format_summary(s: dict[str, Any]) -> str:
     lines.append(f"LOS: {100 * s['los']:.1f}%")
     lines.append(
         f"Pentanomial [LL, LD, DD/WL, WD, WW]: {s['pentanomial']} "
-        f"(DD {s['pentanomial_dd']}, WL {s['pentanomial_wl']})"
+        f"(DD {s['pentanomial_dd']}, WL {s['pentanomial_wl']}); "
+        f"pairs of identical games: {s['pairs_identical']}"
     )
     sprt = s["sprt"]
     if sprt:

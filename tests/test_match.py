@@ -80,6 +80,7 @@ def check_match(summary: dict[str, Any], pgn_path: Path) -> list[chess.pgn.Game]
     wins = draws = losses = 0
     reasons: dict[str, int] = {}
     pair_scores: dict[str, list[float]] = {}
+    pair_moves: dict[str, list[list[str]]] = {}
     for game in games:
         assert not game.errors, game.errors  # every move parsed and was legal
         headers = game.headers
@@ -108,6 +109,9 @@ def check_match(summary: dict[str, Any], pgn_path: Path) -> list[chess.pgn.Game]
             category = "illegal move"
         reasons[category] = reasons.get(category, 0) + 1
         pair_scores.setdefault(headers["Round"].split(".")[0], []).append(score)
+        pair_moves.setdefault(headers["Round"].split(".")[0], []).append(
+            [move.uci() for move in game.mainline_moves()]
+        )
     assert (first["wins"], first["draws"], first["losses"]) == (wins, draws, losses)
     assert (second["wins"], second["draws"], second["losses"]) == (losses, draws, wins)
     assert sum(summary["reasons"].values()) == summary["games"]
@@ -118,6 +122,8 @@ def check_match(summary: dict[str, Any], pgn_path: Path) -> list[chess.pgn.Game]
     for scores in complete:
         penta[round(2 * sum(scores))] += 1
     assert penta == summary["pentanomial"]
+    identical = sum(1 for moves in pair_moves.values() if len(moves) == 2 and moves[0] == moves[1])
+    assert summary["pairs_identical"] == identical
     return games
 
 
@@ -491,6 +497,10 @@ def test_cutoff_vs_cutoff(tmp_path: Path) -> None:
     assert summary["games"] == 4
     check_match(summary, pgn)
     assert summary["faults"] == {"cutoff-a": {}, "cutoff-b": {}}
+    # One build at a fixed depth chooses alike with either colour: every pair is
+    # two identical games, which the summary must count (such pairs measure nothing).
+    assert summary["pairs_identical"] == 2
+    assert "pairs of identical games: 2" in err
 
 
 @needs_stockfish
