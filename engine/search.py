@@ -3,10 +3,10 @@
 The node function is full-width alpha-beta made selective: null-move pruning,
 reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, SEE ordering and pruning of losing captures, and lazy
-evaluation in quiescence (delta pruning is there but off). Each has a module-level switch
-(constants below) so that a match can measure it; ``Searcher.selective = False``
-turns all of them off, which makes the search exact (the tests compare it with
-plain negamax).
+evaluation in quiescence (delta pruning is there but off). Each has a
+module-level switch (constants below) so that a match can measure it;
+``Searcher.selective = False`` turns all of them off, which makes the search
+exact (the tests compare it with plain negamax).
 
 The searcher owns the per-search state (node counts, killers, PV table) and the
 history table that survives between searches of one game; the transposition

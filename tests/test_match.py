@@ -108,10 +108,9 @@ def check_match(summary: dict[str, Any], pgn_path: Path) -> list[chess.pgn.Game]
         if headers["Termination"] in ("rules infraction",):
             category = "illegal move"
         reasons[category] = reasons.get(category, 0) + 1
-        pair_scores.setdefault(headers["Round"].split(".")[0], []).append(score)
-        pair_moves.setdefault(headers["Round"].split(".")[0], []).append(
-            [move.uci() for move in game.mainline_moves()]
-        )
+        pair = headers["Round"].split(".")[0]
+        pair_scores.setdefault(pair, []).append(score)
+        pair_moves.setdefault(pair, []).append([move.uci() for move in game.mainline_moves()])
     assert (first["wins"], first["draws"], first["losses"]) == (wins, draws, losses)
     assert (second["wins"], second["draws"], second["losses"]) == (losses, draws, wins)
     assert sum(summary["reasons"].values()) == summary["games"]
