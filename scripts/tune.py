@@ -1,18 +1,22 @@
 """Texel tuning of the evaluation weights with numpy.
 
-    python scripts/tune.py DATA [DATA ...] [--iterations N] [--pull L] [--out engine/weights.py]
+    python scripts/tune.py DATA [DATA ...] [--iterations N] [--pull L] [--score-weight W]
+                           [--out engine/weights.py]
     python scripts/tune.py --write-start [--out engine/weights.py]
 
 DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
-``1/2-1/2`` or ``0-1``), as ``scripts/make_tuning_data.py`` writes them. Every
-position becomes its feature vector (``engine.features``); the evaluation is
-then linear in the weights apart from the endgame scale, which is known per
-position. The fit:
+``1/2-1/2`` or ``0-1``), as ``scripts/make_tuning_data.py`` writes them, or
+``FEN;RESULT;SCORE`` with an engine's score (cp, White's view) added by
+``scripts/score_positions.py``. With ``--score-weight w`` the fitting target is
+``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
+first; without it the score is ignored. Every position becomes its feature
+vector (``engine.features``); the evaluation is then linear in the weights apart
+from the endgame scale, which is known per position. The fit:
 
 1. the scaling constant K of the logistic ``p = 1 / (1 + 10 ** (-K * eval / 400))``
    is fitted to the start weights (golden-section search);
 2. all weights are fitted by full-batch Adam on the logistic loss (cross-entropy
-   between p and the game result) plus ``pull * sum((w - w_start) ** 2)``, which
+   between p and the target) plus ``pull * sum((w - w_start) ** 2)``, which
    keeps rarely seen weights near their start values;
 3. the weights are rounded and written as a Python module.
 
@@ -134,7 +138,8 @@ class Dataset:
     phase: np.ndarray  # phase / 24
     scale_white: np.ndarray  # endgame scale / 64 if White is the stronger side
     scale_black: np.ndarray
-    result: np.ndarray
+    result: np.ndarray  # the fitting target: the game result, or a blend with a score
+    score: np.ndarray  # an engine's score (cp, White's view); NaN where the data has none
     count: int
 
     def subset(self, keep: np.ndarray) -> Dataset:
@@ -149,24 +154,43 @@ class Dataset:
             self.scale_white[keep],
             self.scale_black[keep],
             self.result[keep],
+            self.score[keep],
             int(keep.sum()),
         )
 
 
-def _position_row(line: str) -> tuple[dict[int, int], int, int, int, float]:
-    fen, _, result = line.rpartition(";")
-    board = chess.Board(fen.strip())
+_Row = tuple[dict[int, int], int, int, int, float, float]
+
+
+def _split(line: str) -> tuple[str, str, float]:
+    """FEN, result and score (NaN if absent) of a ``FEN;RESULT[;SCORE]`` line."""
+    fields = line.split(";")
+    if len(fields) not in (2, 3) or fields[1].strip() not in RESULTS:
+        raise ValueError(f"expected FEN;RESULT or FEN;RESULT;SCORE, got {line[:60]!r}")
+    score = math.nan
+    if len(fields) == 3:
+        try:
+            score = float(fields[2])
+        except ValueError:
+            raise ValueError(f"bad score {fields[2]!r}") from None
+    return fields[0].strip(), fields[1].strip(), score
+
+
+def _position_row(line: str) -> _Row:
+    fen, result, score = _split(line)
+    board = chess.Board(fen)
     scale_white, scale_black = feat.scale_factors(board)
     return (
         feat.features(board),
         feat.game_phase(board),
         scale_white,
         scale_black,
-        RESULTS[result.strip()],
+        RESULTS[result],
+        score,
     )
 
 
-def _rows_of(lines: list[str]) -> list[tuple[dict[int, int], int, int, int, float]]:
+def _rows_of(lines: list[str]) -> list[_Row]:
     return [_position_row(line) for line in lines]
 
 
@@ -178,9 +202,10 @@ def load(paths: list[Path], workers: int) -> Dataset:
             line = line.strip()
             if not line:
                 continue
-            _, sep, result = line.rpartition(";")
-            if not sep or result.strip() not in RESULTS:
-                raise ValueError(f"{path}:{number}: expected FEN;RESULT, got {line[:60]!r}")
+            try:
+                _split(line)
+            except ValueError as error:
+                raise ValueError(f"{path}:{number}: {error}") from None
             lines.append(line)
     chunk = 2000
     chunks = [lines[i : i + chunk] for i in range(0, len(lines), chunk)]
@@ -190,10 +215,10 @@ def load(paths: list[Path], workers: int) -> Dataset:
     else:
         parts = [_rows_of(c) for c in chunks]
     rows, cols, vals = [], [], []
-    phase, scale_white, scale_black, result = [], [], [], []
+    phase, scale_white, scale_black, result, score = [], [], [], [], []
     n = 0
     for part in parts:
-        for f, ph, sw, sb, res in part:
+        for f, ph, sw, sb, res, sc in part:
             rows.extend([n] * len(f))
             cols.extend(f.keys())
             vals.extend(f.values())
@@ -201,6 +226,7 @@ def load(paths: list[Path], workers: int) -> Dataset:
             scale_white.append(sw / feat.SCALE_NORMAL)
             scale_black.append(sb / feat.SCALE_NORMAL)
             result.append(res)
+            score.append(sc)
             n += 1
     return Dataset(
         np.array(rows, dtype=np.int64),
@@ -210,6 +236,7 @@ def load(paths: list[Path], workers: int) -> Dataset:
         np.array(scale_white),
         np.array(scale_black),
         np.array(result),
+        np.array(score),
         n,
     )
 
@@ -270,18 +297,38 @@ def squared_error(evaluation: np.ndarray, result: np.ndarray, k: float) -> float
 
 
 def fit_k(model: Model, mg_w: np.ndarray, eg_w: np.ndarray) -> float:
-    """Golden-section search for the K that minimises the loss of fixed weights."""
-    evaluation = model.evaluate(mg_w, eg_w)
+    """The K that minimises the loss of fixed weights against the fitting target."""
+    return best_scale(model.evaluate(mg_w, eg_w), model.data.result)
+
+
+def best_scale(evaluation: np.ndarray, target: np.ndarray) -> float:
+    """Golden-section search for the K minimising ``log_loss(evaluation, target, K)``."""
     low, high = 0.1, 3.0
     ratio = (math.sqrt(5) - 1) / 2
     for _ in range(40):
         a = high - ratio * (high - low)
         b = low + ratio * (high - low)
-        if log_loss(evaluation, model.data.result, a) < log_loss(evaluation, model.data.result, b):
+        if log_loss(evaluation, target, a) < log_loss(evaluation, target, b):
             high = b
         else:
             low = a
     return (low + high) / 2
+
+
+def blend_targets(data: Dataset, score_weight: float, score_k: float) -> Dataset:
+    """``data`` with target (1 - w) * result + w * sigmoid(score, score_k)."""
+    target = (1.0 - score_weight) * data.result + score_weight * sigmoid(data.score, score_k)
+    return Dataset(
+        data.rows,
+        data.cols,
+        data.vals,
+        data.phase,
+        data.scale_white,
+        data.scale_black,
+        target,
+        data.score,
+        data.count,
+    )
 
 
 def adam(
@@ -354,7 +401,7 @@ def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT files")
+    parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT[;SCORE] files")
     parser.add_argument("--out", type=Path, default=ROOT / "engine" / "weights.py")
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=1.0, help="Adam step (cp)")
@@ -362,7 +409,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--report", type=int, default=100, help="print the loss every N steps")
     parser.add_argument("--write-start", action="store_true", help="write the start weights")
+    parser.add_argument(
+        "--score-weight",
+        type=float,
+        default=0.0,
+        help="weight of the SCORE field in the target (0: the game result alone)",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.score_weight <= 1.0:
+        parser.error("--score-weight must be between 0 and 1")
 
     mg_w, eg_w = start_weights()
     if args.write_start:
@@ -388,6 +443,19 @@ def main(argv: list[str] | None = None) -> int:
         f"{data.count} positions ({train.data.count} train, {test.data.count} held out), "
         f"{len(data.rows)} feature entries, loaded in {time.monotonic() - began:.0f} s"
     )
+    games_train, games_test = train, test  # labelled by game results alone
+    target = "game results"
+    if args.score_weight > 0:
+        if np.isnan(data.score).any():
+            print("tune: --score-weight needs a SCORE on every line", file=sys.stderr)
+            return 2
+        # The score's own scale, fitted to the results, turns it into an expectation.
+        score_k = best_scale(train.data.score, train.data.result)
+        train = Model(blend_targets(train.data, args.score_weight, score_k))
+        test = Model(blend_targets(test.data, args.score_weight, score_k))
+        weight = args.score_weight
+        target = f"{1 - weight:g} x result + {weight:g} x score (score K {score_k:.4f})"
+        print(f"target: {target}")
     k = fit_k(train, mg_w, eg_w)
     before = (train.loss(mg_w, eg_w, k), test.loss(mg_w, eg_w, k))
     print(f"K = {k:.4f}; loss before: train {before[0]:.6f}, held out {before[1]:.6f}")
@@ -400,16 +468,24 @@ def main(argv: list[str] | None = None) -> int:
     mse_after = squared_error(test.evaluate(fitted_mg, fitted_eg), test.data.result, k)
     print(f"loss after:  train {after[0]:.6f}, held out {after[1]:.6f}")
     print(f"held-out squared error {mse_before:.6f} -> {mse_after:.6f}")
+    # Against the game results alone, each weight set at its own best K.
+    games = []
+    for weights in ((mg_w, eg_w), (fitted_mg, fitted_eg)):
+        games_k = best_scale(games_train.evaluate(*weights), games_train.data.result)
+        games.append(games_test.loss(*weights, games_k))
+    print(f"held-out loss against game results: {games[0]:.6f} -> {games[1]:.6f}")
     names = ", ".join(p.name for p in args.data)
     provenance = [
         f"Data: {names}; {data.count} positions, every {HOLD_OUT_EVERY}th block of "
         f"{HOLD_OUT_BLOCK} held out.",
-        f"Fit: K = {k:.4f}, {args.iterations} Adam steps of {args.rate:g}, "
-        f"pull {args.pull:g} toward the start.",
+        f"Target: {target}. Fit: K = {k:.4f}, {args.iterations} Adam steps of "
+        f"{args.rate:g}, pull {args.pull:g} toward the start.",
         f"Logistic loss, held out: {before[1]:.6f} before, {after[1]:.6f} after "
-        f"(train {before[0]:.6f} -> {after[0]:.6f}).",
+        f"(train {before[0]:.6f} -> {after[0]:.6f}); against game results "
+        f"{games[0]:.6f} -> {games[1]:.6f}.",
         f"Command: python scripts/tune.py {names} --iterations {args.iterations} "
-        f"--rate {args.rate:g} --pull {args.pull:g}",
+        f"--rate {args.rate:g} --pull {args.pull:g}"
+        + (f" --score-weight {args.score_weight:g}" if args.score_weight else ""),
     ]
     args.out.write_text(format_weights(fitted_mg, fitted_eg, provenance))
     print(f"wrote {args.out} in {time.monotonic() - began:.0f} s")

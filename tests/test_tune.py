@@ -75,3 +75,29 @@ def test_bad_data_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("tune:") and done.stderr.count("\n") == 1
     assert not (tmp_path / "w.py").exists()
+
+
+def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
+    scored = REPO / "tests" / "data" / "tuning_sample_scored.txt"
+    runs = {}
+    for weight in ("0", "1"):
+        out = tmp_path / f"w{weight}.py"
+        done = run_tune(
+            str(scored), "--iterations", "40", "--workers", "1", "--report", "0",
+            "--score-weight", weight, "--out", str(out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs[weight] = (done.stdout, out.read_text())
+    # Weight 0 ignores the score; weight 1 fits to the score alone, a different target.
+    assert "target:" not in runs["0"][0]
+    assert "target: 0 x result + 1 x score" in runs["1"][0]
+    assert runs["0"][1] != runs["1"][1]
+    before = re.search(r"loss before: train ([0-9.]+)", runs["1"][0])
+    after = re.search(r"loss after:  train ([0-9.]+)", runs["1"][0])
+    assert before and after and float(after.group(1)) < float(before.group(1))
+    assert "against game results" in runs["1"][0]
+
+    # Without a score on every line the blend is refused in one line.
+    done = run_tune(str(SAMPLE), "--score-weight", "0.5", "--out", str(tmp_path / "x.py"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert not (tmp_path / "x.py").exists()

@@ -1,0 +1,204 @@
+"""Add a UCI engine's search score to labelled positions (a second label for tuning).
+
+    python scripts/score_positions.py IN --engine CMD --nodes K --out FILE [--workers W]
+
+IN holds ``FEN;RESULT`` lines as ``scripts/make_tuning_data.py`` writes them.
+Each position is searched with ``go nodes K`` from an empty hash (``ucinewgame``
+before every position) and written as ``FEN;RESULT;SCORE``, SCORE being the
+engine's score in centipawns from White's view, mates and larger scores clipped
+to +-``SCORE_CLIP_CP``. ``scripts/tune.py --score-weight`` blends this score
+with the game result as the fitting target: a search score says how good *this*
+position is, where the result of a game played hundreds of moves on is a noisy
+witness of it.
+
+The same input and arguments give a byte-identical file whatever ``--workers``
+is (lines keep their order; a node-limited search with one thread and an empty
+hash does not depend on the clock or on the previous position).
+
+This script only labels data: it does not tune anything, and it writes nothing
+but the ``--out`` file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import multiprocessing.util
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import NoReturn, Optional
+
+import chess
+import chess.engine
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
+from make_tuning_data import (  # noqa: E402
+    RESULTS,
+    TIMEOUT_ERRORS,
+    UsageError,
+    start_engine,
+)
+
+PROG = "score_positions"
+SCORE_CLIP_CP = 2000
+"""Scores beyond this (mates included) are written as this: past it the logistic
+target is within 1 % of a certain result anyway."""
+CHUNK = 500
+PROGRESS_EVERY = 20_000
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"{PROG}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def read_positions(path: Path) -> list[str]:
+    """The ``FEN;RESULT`` lines of ``path``, checked (a bad line is a UsageError)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        fields = line.split(";")
+        if len(fields) != 2 or fields[1] not in RESULTS:
+            raise UsageError(f"{path}:{number}: expected FEN;RESULT, got {line[:60]!r}")
+        try:
+            chess.Board(fields[0])
+        except ValueError as exc:
+            raise UsageError(f"{path}:{number}: bad FEN: {exc}") from None
+        lines.append(line)
+    return lines
+
+
+def white_cp(score: Optional[chess.engine.PovScore]) -> int:
+    """The score in cp from White's view, clipped (no score at all reads as 0)."""
+    if score is None:
+        return 0
+    cp = score.white().score(mate_score=100_000)
+    assert cp is not None
+    return max(-SCORE_CLIP_CP, min(SCORE_CLIP_CP, cp))
+
+
+class Scorer:
+    """One engine process scoring positions; one per worker."""
+
+    def __init__(self, engine_argv: list[str], nodes: int) -> None:
+        self.engine = start_engine(engine_argv)
+        self.limit = chess.engine.Limit(nodes=nodes)
+        self.searches = 0
+
+    def close(self) -> None:
+        try:
+            self.engine.quit()
+        except (chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
+            pass
+
+    def score(self, line: str) -> str:
+        board = chess.Board(line.split(";", 1)[0])
+        # A new game object per search makes python-chess send ucinewgame, so
+        # the score does not depend on what was searched before.
+        self.searches += 1
+        info = self.engine.analyse(board, self.limit, game=self.searches)
+        return f"{line};{white_cp(info.get('score'))}"
+
+
+_worker: Optional[Scorer] = None
+_worker_args: Optional[tuple[list[str], int]] = None
+
+
+def _init(engine_argv: list[str], nodes: int) -> None:
+    global _worker_args
+    _worker_args = (engine_argv, nodes)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _score_chunk(lines: list[str]) -> list[str]:
+    global _worker
+    if _worker is None:
+        assert _worker_args is not None
+        _worker = Scorer(*_worker_args)
+        multiprocessing.util.Finalize(None, _worker.close, exitpriority=10)
+    return [_worker.score(line) for line in lines]
+
+
+def score_all(
+    lines: list[str], engine_argv: list[str], nodes: int, workers: int, out: Path
+) -> None:
+    """Score ``lines`` in order into ``out`` (written to a temporary file, then renamed)."""
+    chunks = [lines[i : i + CHUNK] for i in range(0, len(lines), CHUNK)]
+    # Start one engine here so that a bad --engine is reported before any worker exists.
+    Scorer(engine_argv, nodes).close()
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        handle = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
+    done = 0
+    try:
+        with handle, multiprocessing.Pool(workers, _init, (engine_argv, nodes)) as pool:
+            for scored in pool.imap(_score_chunk, chunks):
+                handle.writelines(f"{line}\n" for line in scored)
+                done += len(scored)
+                if done % PROGRESS_EVERY < CHUNK:
+                    print(f"{PROG}: {done}/{len(lines)} positions", file=sys.stderr, flush=True)
+            pool.close()
+            pool.join()
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = _Parser(prog="score_positions.py", description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="FEN;RESULT file")
+    parser.add_argument("--engine", required=True, help="UCI engine command line (shlex-split)")
+    parser.add_argument("--nodes", type=int, required=True, help="nodes per search (go nodes)")
+    parser.add_argument("--out", type=Path, required=True, help="output, FEN;RESULT;SCORE")
+    parser.add_argument("--workers", type=int, default=1, help="engine processes")
+    args = parser.parse_args(argv)
+    if args.nodes <= 0 or args.workers <= 0:
+        parser.error("--nodes and --workers must be positive")
+    began = time.monotonic()
+    try:
+        try:
+            engine_argv = shlex.split(args.engine)
+        except ValueError as exc:
+            raise UsageError(f"bad --engine {args.engine!r}: {exc}") from None
+        if not engine_argv:
+            raise UsageError("empty --engine")
+        lines = read_positions(args.data)
+        score_all(lines, engine_argv, args.nodes, args.workers, args.out)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except (chess.engine.EngineError, *TIMEOUT_ERRORS) as exc:
+        print(f"{PROG}: engine failed: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    print(f"positions {len(lines)} seconds {time.monotonic() - began:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
