@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -372,7 +373,8 @@ def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) ->
         "``MG_WEIGHTS`` and ``EG_WEIGHTS`` are laid out by ``engine.features.BLOCKS``",
         "(centipawns, White's view). How these were made:",
         "",
-        *provenance,
+        # Wrapped, so that the written module passes the line-length check.
+        *(part for line in provenance for part in textwrap.wrap(line, 88)),
         "",
         "This module must hold nothing but the two vectors.",
         '"""',
