@@ -6,8 +6,11 @@
    spent in the evaluation and in each of its cached parts (pawn structure,
    king shelter, endgame scaling), with call counts, plus the hit rate of the
    evaluation cache.
-2. Times one uncached evaluation on the bench positions (pawn caches warm, as in
-   a search) against the material + piece-square blend alone, in microseconds.
+2. Runs the bench again without the profiler, timing each evaluation call: the
+   evaluation's share of the CPU time and its cost per call inside a search.
+3. Times one uncached evaluation on the bench positions in a warm loop (pawn
+   caches warm, everything in the CPU caches: a lower bound, about half the cost
+   inside a search) against the material + piece-square blend alone.
 
 It measures; it must not change the engine. (cProfile slows every Python call,
 so the shares are indicative; the bench's nodes/s is the speed figure.)
@@ -74,6 +77,32 @@ def profile_search(depth: int, positions: int) -> None:
         print(f"evaluation cache hits: {hits[1]} of {hits[0]} ({100 * hits[1] / hits[0]:.0f}%)")
 
 
+def time_in_search(depth: int, positions: int) -> None:
+    original = evaluation.Evaluator.evaluate
+    spent = [0.0, 0]
+    clock = time.perf_counter
+
+    def timed(self: evaluation.Evaluator, pos: Position) -> int:
+        start = clock()
+        value = original(self, pos)
+        spent[0] += clock() - start
+        spent[1] += 1
+        return value
+
+    evaluation.Evaluator.evaluate = timed  # type: ignore[method-assign]
+    cpu = time.process_time()
+    try:
+        run_bench(depth=depth, fens=BENCH_FENS[:positions])
+    finally:
+        evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
+    cpu = time.process_time() - cpu
+    calls = max(spent[1], 1)
+    print(
+        f"in the search (unprofiled): evaluation {spent[0]:.2f} s of {cpu:.2f} s CPU "
+        f"({100 * spent[0] / cpu:.1f}%), {spent[1]} calls, {1e6 * spent[0] / calls:.1f} us per call"
+    )
+
+
 def time_per_call(positions: int) -> None:
     boards = [chess.Board(fen) for fen in BENCH_FENS[:positions]]
     poses = [Position(board) for board in boards]
@@ -91,7 +120,10 @@ def time_per_call(positions: int) -> None:
         for pos in poses:
             blend(pos.mg, pos.eg, min(pos.phase, 24), 64, pos.board.turn)
     rough = (time.perf_counter() - start) / (rounds * len(poses))
-    print(f"one evaluation: {1e6 * full:.1f} us; material + psqt blend alone: {1e6 * rough:.1f} us")
+    print(
+        f"one uncached evaluation in a warm loop: {1e6 * full:.1f} us; "
+        f"material + psqt blend alone: {1e6 * rough:.1f} us"
+    )
 
 
 def main() -> int:
@@ -100,6 +132,7 @@ def main() -> int:
     parser.add_argument("--positions", type=int, default=len(BENCH_FENS))
     args = parser.parse_args()
     profile_search(args.depth, args.positions)
+    time_in_search(args.depth, args.positions)
     time_per_call(args.positions)
     return 0
 

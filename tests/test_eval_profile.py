@@ -1,0 +1,30 @@
+"""scripts/eval_profile.py through its command line, on a tiny bench."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_profile_reports_the_evaluation_share_and_cost() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "eval_profile.py"), "--depth", "2",
+         "--positions", "3"],
+        cwd=str(REPO), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    nodes = re.search(r"bench depth 2, 3 positions: (\d+) nodes", out)
+    assert nodes and int(nodes.group(1)) > 0, out
+    calls = re.search(r"evaluation \(all\)\s+(\d+)", out)
+    in_search = re.search(
+        r"evaluation ([0-9.]+) s of ([0-9.]+) s CPU \(([0-9.]+)%\), (\d+) calls, ([0-9.]+) us", out
+    )
+    assert calls and in_search, out
+    # The same bench twice: the timed run makes exactly the profiled run's calls.
+    assert int(in_search.group(4)) == int(calls.group(1)) > 0
+    assert 0 < float(in_search.group(3)) < 100
+    assert re.search(r"one uncached evaluation in a warm loop: [0-9.]+ us", out)
