@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import multiprocessing
 import multiprocessing.util
 import os
@@ -38,7 +39,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple, NoReturn, Optional
+from typing import NamedTuple, NoReturn, Optional, TextIO
 
 import chess
 import chess.engine
@@ -104,11 +105,53 @@ class GameRecord(NamedTuple):
     fens: list[str]
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, ``PROG: message``, exit 2."""
+
     def error(self, message: str) -> NoReturn:
-        # argparse prints the usage too; the script's contract is one line.
-        print(f"{PROG}: {message}", file=sys.stderr)
+        # argparse prints the usage too; the scripts' contract is one line.
+        print(f"{self.prog.removesuffix('.py')}: {message}", file=sys.stderr)
         raise SystemExit(2)
+
+
+def engine_command(text: str) -> list[str]:
+    """The ``--engine`` value split into an argv (shlex rules); a UsageError if unusable."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"bad --engine {text!r}: {exc}") from None
+    if not argv:
+        raise UsageError("empty --engine")
+    return argv
+
+
+def quit_engine(engine: chess.engine.SimpleEngine) -> None:
+    """Ask the engine to quit; it may already be gone (Ctrl-C reaches it too)."""
+    # Closing is cleanup and must not hide the error that brought us here.
+    try:
+        engine.quit()
+    except (chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
+        pass
+
+
+@contextlib.contextmanager
+def atomic_output(out_path: Path) -> Iterator[TextIO]:
+    """A text file written under a temporary name and renamed to ``out_path`` at the end.
+
+    A run that fails leaves no file that looks complete.
+    """
+    tmp_path = out_path.with_name(out_path.name + ".tmp")
+    try:
+        handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
+    try:
+        with handle:
+            yield handle
+        os.replace(tmp_path, out_path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
 
 
 def start_engine(argv: list[str]) -> chess.engine.SimpleEngine:
@@ -173,12 +216,7 @@ class GameRunner:
         self.engine = start_engine(config.engine_argv)
 
     def close(self) -> None:
-        # The engine may already be gone (Ctrl-C reaches it too); closing is
-        # cleanup and must not hide the error that brought us here.
-        try:
-            self.engine.quit()
-        except (chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
-            pass
+        quit_engine(self.engine)
 
     def play(self, index: int) -> GameRecord:
         """Play game ``index`` from its opening and random plies to the end."""
@@ -255,7 +293,7 @@ def load_openings(path: Path) -> list[str]:
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = _Parser(prog="make_tuning_data.py", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="make_tuning_data.py", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--engine", required=True, help="UCI engine command line (shlex-split; cwd = repo root)"
     )
@@ -315,30 +353,18 @@ def _write(records: Iterable[GameRecord], out_path: Path, games: int) -> tuple[i
     """Write the records' lines; returns positions written and W/D/L counts."""
     positions = 0
     tally = [0, 0, 0]  # indexed like RESULTS
-    # A temporary file renamed at the end, so a failed run leaves no file that
-    # looks complete.
-    tmp_path = out_path.with_name(out_path.name + ".tmp")
-    try:
-        handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
-    try:
-        with handle:
-            for done, record in enumerate(records, 1):
-                tally[RESULTS.index(record.result)] += 1
-                handle.writelines(f"{fen};{record.result}\n" for fen in record.fens)
-                positions += len(record.fens)
-                if done % PROGRESS_EVERY_GAMES == 0:
-                    print(
-                        f"{PROG}: {done}/{games} games, {positions} positions, "
-                        f"W/D/L {tally[0]}/{tally[1]}/{tally[2]}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
+    with atomic_output(out_path) as handle:
+        for done, record in enumerate(records, 1):
+            tally[RESULTS.index(record.result)] += 1
+            handle.writelines(f"{fen};{record.result}\n" for fen in record.fens)
+            positions += len(record.fens)
+            if done % PROGRESS_EVERY_GAMES == 0:
+                print(
+                    f"{PROG}: {done}/{games} games, {positions} positions, "
+                    f"W/D/L {tally[0]}/{tally[1]}/{tally[2]}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return positions, tally
 
 
@@ -346,14 +372,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     start = time.monotonic()
     try:
-        try:
-            engine_argv = shlex.split(args.engine)
-        except ValueError as exc:
-            raise UsageError(f"bad --engine {args.engine!r}: {exc}") from None
-        if not engine_argv:
-            raise UsageError("empty --engine")
         config = Config(
-            engine_argv=engine_argv,
+            engine_argv=engine_command(args.engine),
             openings=load_openings(Path(args.openings)),
             nodes=args.nodes,
             seed=args.seed,

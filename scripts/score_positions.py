@@ -21,31 +21,27 @@ but the ``--out`` file.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import multiprocessing.util
-import os
-import shlex
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Optional
 
 import chess
 import chess.engine
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-SCRIPTS = Path(__file__).resolve().parent
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
-
-from make_tuning_data import (  # noqa: E402
+# scripts/make_tuning_data.py (found beside this script): the engine start-up,
+# the --engine parsing, the error conventions and the output handling it shares.
+from make_tuning_data import (
     RESULTS,
     TIMEOUT_ERRORS,
+    OneLineParser,
     UsageError,
+    atomic_output,
+    engine_command,
+    quit_engine,
     start_engine,
 )
 
@@ -55,12 +51,6 @@ SCORE_CLIP_CP = 2000
 target is within 1 % of a certain result anyway."""
 CHUNK = 500
 PROGRESS_EVERY = 20_000
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"{PROG}: {message}", file=sys.stderr)
-        raise SystemExit(2)
 
 
 def read_positions(path: Path) -> list[str]:
@@ -103,10 +93,7 @@ class Scorer:
         self.searches = 0
 
     def close(self) -> None:
-        try:
-            self.engine.quit()
-        except (chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
-            pass
+        quit_engine(self.engine)
 
     def score(self, line: str) -> str:
         board = chess.Board(line.split(";", 1)[0])
@@ -143,29 +130,22 @@ def score_all(
     chunks = [lines[i : i + CHUNK] for i in range(0, len(lines), CHUNK)]
     # Start one engine here so that a bad --engine is reported before any worker exists.
     Scorer(engine_argv, nodes).close()
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        handle = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
     done = 0
-    try:
-        with handle, multiprocessing.Pool(workers, _init, (engine_argv, nodes)) as pool:
-            for scored in pool.imap(_score_chunk, chunks):
-                handle.writelines(f"{line}\n" for line in scored)
-                done += len(scored)
-                if done % PROGRESS_EVERY < CHUNK:
-                    print(f"{PROG}: {done}/{len(lines)} positions", file=sys.stderr, flush=True)
-            pool.close()
-            pool.join()
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with (
+        atomic_output(out) as handle,
+        multiprocessing.Pool(workers, _init, (engine_argv, nodes)) as pool,
+    ):
+        for scored in pool.imap(_score_chunk, chunks):
+            handle.writelines(f"{line}\n" for line in scored)
+            done += len(scored)
+            if done % PROGRESS_EVERY < CHUNK:
+                print(f"{PROG}: {done}/{len(lines)} positions", file=sys.stderr, flush=True)
+        pool.close()
+        pool.join()
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = _Parser(prog="score_positions.py", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="score_positions.py", description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="FEN;RESULT file")
     parser.add_argument("--engine", required=True, help="UCI engine command line (shlex-split)")
     parser.add_argument("--nodes", type=int, required=True, help="nodes per search (go nodes)")
@@ -176,12 +156,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("--nodes and --workers must be positive")
     began = time.monotonic()
     try:
-        try:
-            engine_argv = shlex.split(args.engine)
-        except ValueError as exc:
-            raise UsageError(f"bad --engine {args.engine!r}: {exc}") from None
-        if not engine_argv:
-            raise UsageError("empty --engine")
+        engine_argv = engine_command(args.engine)
         lines = read_positions(args.data)
         score_all(lines, engine_argv, args.nodes, args.workers, args.out)
     except UsageError as exc:

@@ -36,7 +36,7 @@ import sys
 import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -319,17 +319,7 @@ def best_scale(evaluation: np.ndarray, target: np.ndarray) -> float:
 def blend_targets(data: Dataset, score_weight: float, score_k: float) -> Dataset:
     """``data`` with target (1 - w) * result + w * sigmoid(score, score_k)."""
     target = (1.0 - score_weight) * data.result + score_weight * sigmoid(data.score, score_k)
-    return Dataset(
-        data.rows,
-        data.cols,
-        data.vals,
-        data.phase,
-        data.scale_white,
-        data.scale_black,
-        target,
-        data.score,
-        data.count,
-    )
+    return replace(data, result=target)
 
 
 def adam(

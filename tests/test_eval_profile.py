@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
-from tests.conftest import REPO
+from tests.conftest import run_repo_script
 
 
 def test_profile_reports_the_evaluation_share_and_cost() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "eval_profile.py"), "--depth", "2",
-         "--positions", "3"],
-        cwd=str(REPO), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_repo_script("eval_profile.py", "--depth", "2", "--positions", "3")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     nodes = re.search(r"bench depth 2, 3 positions: (\d+) nodes", out)

@@ -9,9 +9,8 @@ from pathlib import Path
 import chess
 
 from engine.see import see_ge
-from tests.conftest import REPO
+from tests.conftest import run_repo_script
 
-SCRIPT = REPO / "scripts" / "make_tuning_data.py"
 # Few, short, cheap games: enough to exercise every step while keeping the
 # file well under the suite's time budget.
 SMALL_RUN = [
@@ -31,13 +30,7 @@ SMALL_RUN = [
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        cwd=str(REPO),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_repo_script("make_tuning_data.py", *args)
 
 
 def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:

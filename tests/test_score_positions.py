@@ -8,21 +8,14 @@ from pathlib import Path
 
 import chess
 
-from tests.conftest import REPO
+from tests.conftest import REPO, run_repo_script
 
-SCRIPT = REPO / "scripts" / "score_positions.py"
 SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
 ENGINE = f"{sys.executable} -m engine"
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        cwd=str(REPO),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_repo_script("score_positions.py", *args)
 
 
 def test_scores_are_added_in_order_and_reproducibly(tmp_path: Path) -> None:

@@ -5,24 +5,16 @@ from __future__ import annotations
 import importlib.util
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from engine import features
-from tests.conftest import REPO
+from tests.conftest import REPO, run_repo_script
 
-SCRIPT = REPO / "scripts" / "tune.py"
 SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
 
 
 def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        cwd=str(REPO),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_repo_script("tune.py", *args, timeout=300)
 
 
 def load_module(path: Path) -> object:
