@@ -16,20 +16,21 @@ must not search, and the search must not call ``evaluate(board)`` per node.
 
 from __future__ import annotations
 
+from typing import Callable, TypeVar
+
 import chess
 
 from engine.features import (
     DISTANCE,
     KING_ZONE,
     MAX_PHASE,
-    NOT_FILE_A,
-    NOT_FILE_H,
     OFFSET,
     SCALE_NORMAL,
     SIZE,
-    blend,
     evaluate_features,
+    file_set,
     king_shelter,
+    pawn_attacks,
     pawn_structure,
     scale_factors,
 )
@@ -40,6 +41,8 @@ EVAL_CACHE_BITS = 16
 """Evaluations cached by key: 65,536 slots (about 1 MB), always replaced."""
 PAWN_CACHE_LIMIT = 1 << 16
 """Entries kept in each pawn cache before it is cleared (a bound on memory)."""
+PIECE_SETS_LIMIT = 1 << 14
+"""Bitboards remembered by each ``_PerPiece`` table (a bound on memory)."""
 
 
 _PACK_SHIFT = 16
@@ -89,32 +92,122 @@ _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 
 _DISTANCE = DISTANCE
 _BB_SQUARES = chess.BB_SQUARES
-_BB_FILES = chess.BB_FILES
+_BB_RANK_7 = chess.BB_RANK_7
+_BB_RANK_2 = chess.BB_RANK_2
 _BB_ALL = chess.BB_ALL
-_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
-_DIAG_ATTACKS = chess.BB_DIAG_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_RANK_ATTACKS = chess.BB_RANK_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_FILE_ATTACKS = chess.BB_FILE_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
+_DIAG = [(chess.BB_DIAG_ATTACKS[sq], chess.BB_DIAG_MASKS[sq]) for sq in range(64)]
+_RANK = [(chess.BB_RANK_ATTACKS[sq], chess.BB_RANK_MASKS[sq]) for sq in range(64)]
+_FILE = [(chess.BB_FILE_ATTACKS[sq], chess.BB_FILE_MASKS[sq]) for sq in range(64)]
+
+_T = TypeVar("_T")
 
 
-def _pawn_terms(white_pawns: int, black_pawns: int) -> tuple[int, int, int]:
-    """(packed score, White's passers, Black's passers) of the pawn-structure terms."""
+class _PerPiece(dict[int, tuple[_T, ...]]):
+    """For a bitboard of pieces, one item per piece (what its attacks are looked up by).
+
+    A loop over a tuple costs a third of finding each piece's square in the bitboard.
+    Every bitboard of up to two pieces is filled in at import (2,081 keys); more
+    pieces of a kind, which only promotions bring, are added when first seen.
+    """
+
+    def __init__(self, item: Callable[[int], _T]) -> None:
+        super().__init__()
+        self._item = item
+        self[0] = ()
+        for first in range(64):
+            self[1 << first] = (item(first),)
+            for second in range(first + 1, 64):
+                self[1 << first | 1 << second] = (item(first), item(second))
+
+    def __missing__(self, bb: int) -> tuple[_T, ...]:
+        items = tuple(self._item(square) for square in chess.scan_forward(bb))
+        if len(self) < PIECE_SETS_LIMIT:
+            self[bb] = items
+        return items
+
+
+_KNIGHTS = _PerPiece(chess.BB_KNIGHT_ATTACKS.__getitem__)
+"""Knight attacks, per knight."""
+_BISHOPS = _PerPiece(_DIAG.__getitem__)
+"""(attack table, occupancy mask) per bishop."""
+_ROOKS = _PerPiece(lambda sq: (*_RANK[sq], *_FILE[sq]))
+"""(rank table, rank mask, file table, file mask) per rook."""
+_QUEENS = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq]))
+"""(diagonal, rank and file tables, each with its mask) per queen."""
+
+
+def _by_square(block: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A by-relative-rank block spread over the squares: [colour][square]."""
+    return (
+        tuple(block[7 - (square >> 3)] for square in range(64)),
+        tuple(block[square >> 3] for square in range(64)),
+    )
+
+
+_ALL_RANKS = 0x0101010101010101
+"""Multiplying an 8-bit set of files by this gives the files' squares."""
+_PASSED_AT = _by_square(_PASSED)
+_CONNECTED_AT = _by_square(_CONNECTED)
+
+
+_PawnEntry = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+"""What the evaluation needs of the pawns alone (and, in the pawn-king cache, of
+the kings' shelter), computed once per pawn structure:
+
+(packed score, White's passers, Black's passers, squares White's pawns attack,
+squares Black's pawns attack, open files, files half open for White, for Black,
+squares safe from enemy pawns for White, for Black, squares where a White rook
+or queen scores for its file or rank, where a Black one does). Files are
+whole-file bitboards."""
+
+
+def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
+    """The pawn-structure terms and file sets of a pawn structure (see ``_PawnEntry``)."""
     score = 0
     passers = [0, 0]
     for color, own, theirs in (
         (chess.WHITE, white_pawns, black_pawns),
         (chess.BLACK, black_pawns, white_pawns),
     ):
-        bb, passed, connected, isolated, doubled, backward = pawn_structure(own, theirs, color)
-        passers[color] = bb
-        part = isolated * _ISOLATED + doubled * _DOUBLED + backward * _BACKWARD
-        for rank in range(8):
-            part += passed[rank] * _PASSED[rank] + connected[rank] * _CONNECTED[rank]
+        passed, connected, isolated, doubled, backward = pawn_structure(own, theirs, color)
+        passers[color] = passed
+        part = (
+            isolated.bit_count() * _ISOLATED
+            + doubled.bit_count() * _DOUBLED
+            + backward.bit_count() * _BACKWARD
+        )
+        passed_at = _PASSED_AT[color]
+        while passed:
+            low = passed & -passed
+            passed ^= low
+            part += passed_at[low.bit_length() - 1]
+        connected_at = _CONNECTED_AT[color]
+        while connected:
+            low = connected & -connected
+            connected ^= low
+            part += connected_at[low.bit_length() - 1]
         score += part if color else -part
-    return score, passers[chess.WHITE], passers[chess.BLACK]
+    white_files = file_set(white_pawns)
+    black_files = file_set(black_pawns)
+    open_files = (~(white_files | black_files) & 0xFF) * _ALL_RANKS
+    white_half_open = (black_files & ~white_files) * _ALL_RANKS
+    black_half_open = (white_files & ~black_files) * _ALL_RANKS
+    white_attacks = pawn_attacks(white_pawns, chess.WHITE)
+    black_attacks = pawn_attacks(black_pawns, chess.BLACK)
+    return (
+        score,
+        passers[chess.WHITE],
+        passers[chess.BLACK],
+        white_attacks,
+        black_attacks,
+        open_files,
+        white_half_open,
+        black_half_open,
+        ~black_attacks & _BB_ALL,
+        ~white_attacks & _BB_ALL,
+        open_files | white_half_open | _BB_RANK_7,
+        open_files | black_half_open | _BB_RANK_2,
+    )
 
 
 def _shelter_terms(white_pawns: int, black_pawns: int, white_king: int, black_king: int) -> int:
@@ -143,8 +236,8 @@ class Evaluator:
         self._mask = size - 1
         self._keys = [0] * size
         self._values = [0] * size
-        self._pawn_cache: dict[tuple[int, int], tuple[int, int, int]] = {}
-        self._pawn_king_cache: dict[tuple[int, int, int, int], tuple[int, int, int]] = {}
+        self._pawn_cache: dict[int, _PawnEntry] = {}
+        self._pawn_king_cache: dict[int, _PawnEntry] = {}
 
     def clear(self) -> None:
         """Forget every cached evaluation (not needed for correctness)."""
@@ -174,23 +267,37 @@ class Evaluator:
 
         # Pawn structure and king shelter, from the caches. (Kings move more
         # often than pawns: a king move re-counts only the shelter.)
-        pawn_key = (white_pawns, black_pawns, white_king, black_king)
-        entry = self._pawn_king_cache.get(pawn_key)
+        # Keys are ints, not tuples: one hash, no tuple to build or compare.
+        pawn_key = white_pawns << 64 | black_pawns
+        pawn_king_key = pawn_key << 12 | white_king << 6 | black_king
+        entry = self._pawn_king_cache.get(pawn_king_key)
         if entry is None:
-            pawn_entry = self._pawn_cache.get((white_pawns, black_pawns))
+            pawn_entry = self._pawn_cache.get(pawn_key)
             if pawn_entry is None:
                 if len(self._pawn_cache) >= PAWN_CACHE_LIMIT:
                     self._pawn_cache.clear()
                 pawn_entry = _pawn_terms(white_pawns, black_pawns)
-                self._pawn_cache[(white_pawns, black_pawns)] = pawn_entry
+                self._pawn_cache[pawn_key] = pawn_entry
             shelter = _shelter_terms(white_pawns, black_pawns, white_king, black_king)
-            entry = (pawn_entry[0] + shelter, pawn_entry[1], pawn_entry[2])
+            entry = (pawn_entry[0] + shelter, *pawn_entry[1:])
             if len(self._pawn_king_cache) >= PAWN_CACHE_LIMIT:
                 self._pawn_king_cache.clear()
-            self._pawn_king_cache[pawn_key] = entry
-        score = entry[0]  # packed (mg, eg), White's view, without the psqt sums
+            self._pawn_king_cache[pawn_king_key] = entry
+        (
+            score,  # packed (mg, eg), White's view, without the psqt sums
+            passers,
+            black_passers,
+            white_pawn_attacks,
+            black_pawn_attacks,
+            open_files,
+            white_half_open,
+            black_half_open,
+            white_safe,
+            black_safe,
+            white_special,
+            black_special,
+        ) = entry
         # Passers: blocked or not, and how near each king is to the stop square.
-        passers = entry[1]
         while passers:
             low = passers & -passers
             passers ^= low
@@ -201,7 +308,7 @@ class Evaluator:
             score += _KING_DISTANCE[rank] * (
                 _DISTANCE[black_king * 64 + stop] - _DISTANCE[white_king * 64 + stop]
             )
-        passers = entry[2]
+        passers = black_passers
         while passers:
             low = passers & -passers
             passers ^= low
@@ -213,10 +320,6 @@ class Evaluator:
                 _DISTANCE[white_king * 64 + stop] - _DISTANCE[black_king * 64 + stop]
             )
 
-        white_pawn_attacks = (
-            ((white_pawns & NOT_FILE_A) << 7) | ((white_pawns & NOT_FILE_H) << 9)
-        ) & _BB_ALL
-        black_pawn_attacks = ((black_pawns & NOT_FILE_A) >> 9) | ((black_pawns & NOT_FILE_H) >> 7)
         knights = board.knights
         bishops = board.bishops
         rooks = board.rooks
@@ -227,84 +330,70 @@ class Evaluator:
         for side in (1, -1):
             if side == 1:
                 own = white
-                area = ~white & ~black_pawn_attacks & _BB_ALL
+                area = white_safe & ~white
                 zone = KING_ZONE[black_king]
                 their_majors = majors & black
-                own_pawns = white_pawns
-                their_pawns = black_pawns
-                seventh_rank = 6
+                half_open = white_half_open
+                seventh = _BB_RANK_7
+                special = white_special  # where rooks and queens score for file or rank
             else:
                 own = black
-                area = ~black & ~white_pawn_attacks & _BB_ALL
+                area = black_safe & ~black
                 zone = KING_ZONE[white_king]
                 their_majors = majors & white
-                own_pawns = black_pawns
-                their_pawns = white_pawns
-                seventh_rank = 1
+                half_open = black_half_open
+                seventh = _BB_RANK_2
+                special = black_special
             part = 0
             attackers = 0
-            bb = knights & own
-            while bb:
-                low = bb & -bb
-                bb ^= low
-                attacks = _KNIGHT_ATTACKS[low.bit_length() - 1]
+            for attacks in _KNIGHTS[knights & own]:
                 part += _MOB_N[(attacks & area).bit_count()]
-                if attacks & their_majors:
-                    part += (attacks & their_majors).bit_count() * _MINOR_THREAT
-                if attacks & zone:
+                if threatened := attacks & their_majors:
+                    part += threatened.bit_count() * _MINOR_THREAT
+                if hits := attacks & zone:
                     attackers += 1
-                    part += (attacks & zone).bit_count() * _ZONE_N
+                    part += hits.bit_count() * _ZONE_N
             bb = bishops & own
             if bb & (bb - 1):
                 part += _PAIR
-            while bb:
-                low = bb & -bb
-                bb ^= low
-                square = low.bit_length() - 1
-                attacks = _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
+            for table, mask in _BISHOPS[bb]:
+                attacks = table[mask & occupied]
                 part += _MOB_B[(attacks & area).bit_count()]
-                if attacks & their_majors:
-                    part += (attacks & their_majors).bit_count() * _MINOR_THREAT
-                if attacks & zone:
+                if threatened := attacks & their_majors:
+                    part += threatened.bit_count() * _MINOR_THREAT
+                if hits := attacks & zone:
                     attackers += 1
-                    part += (attacks & zone).bit_count() * _ZONE_B
+                    part += hits.bit_count() * _ZONE_B
             bb = rooks & own
-            while bb:
-                low = bb & -bb
-                bb ^= low
-                square = low.bit_length() - 1
-                attacks = (
-                    _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
-                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+            if bb & special:
+                part += (
+                    (bb & open_files).bit_count() * _ROOK_OPEN
+                    + (bb & half_open).bit_count() * _ROOK_SEMI
+                    + (bb & seventh).bit_count() * _ROOK_7TH
                 )
+            for rank_table, rank_mask, file_table, file_mask in _ROOKS[bb]:
+                attacks = rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
                 part += _MOB_R[(attacks & area).bit_count()]
-                if attacks & zone:
+                if hits := attacks & zone:
                     attackers += 1
-                    part += (attacks & zone).bit_count() * _ZONE_R
-                file_mask = _BB_FILES[square & 7]
-                if not file_mask & own_pawns:
-                    part += _ROOK_SEMI if file_mask & their_pawns else _ROOK_OPEN
-                if square >> 3 == seventh_rank:
-                    part += _ROOK_7TH
+                    part += hits.bit_count() * _ZONE_R
             bb = queens & own
-            while bb:
-                low = bb & -bb
-                bb ^= low
-                square = low.bit_length() - 1
+            if bb & special:
+                part += (
+                    (bb & open_files).bit_count() * _QUEEN_OPEN
+                    + (bb & half_open).bit_count() * _QUEEN_SEMI
+                    + (bb & seventh).bit_count() * _QUEEN_7TH
+                )
+            for diag, diag_mask, rank_table, rank_mask, file_table, file_mask in _QUEENS[bb]:
                 attacks = (
-                    _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
-                    | _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
-                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+                    diag[diag_mask & occupied]
+                    | rank_table[rank_mask & occupied]
+                    | file_table[file_mask & occupied]
                 )
                 part += _MOB_Q[(attacks & area).bit_count()]
-                if attacks & zone:
+                if hits := attacks & zone:
                     attackers += 1
-                    part += (attacks & zone).bit_count() * _ZONE_Q
-                file_mask = _BB_FILES[square & 7]
-                if not file_mask & own_pawns:
-                    part += _QUEEN_SEMI if file_mask & their_pawns else _QUEEN_OPEN
-                if square >> 3 == seventh_rank:
-                    part += _QUEEN_7TH
+                    part += hits.bit_count() * _ZONE_Q
             part += _ATTACKERS[attackers if attackers < 4 else 4]
             if side == 1:
                 score += part
@@ -331,7 +420,13 @@ class Evaluator:
         phase = pos.phase
         if phase > MAX_PHASE:
             phase = MAX_PHASE
-        value = blend(mg, eg, phase, scale, white_to_move)
+        # features.blend, inlined (a call costs as much as the arithmetic).
+        if scale != SCALE_NORMAL:
+            eg = eg * scale // SCALE_NORMAL if eg >= 0 else -(-eg * scale // SCALE_NORMAL)
+        blended = mg * phase + eg * (MAX_PHASE - phase)
+        value = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
+        if not white_to_move:
+            value = -value
         self._keys[slot] = key
         self._values[slot] = value
         return value

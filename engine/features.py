@@ -102,36 +102,26 @@ def _file_span(file: int) -> int:
     return mask
 
 
-ADJACENT_FILES = [_file_span(f) & ~chess.BB_FILES[f] for f in range(8)]
 NEAR_FILES = [_file_span(f) for f in range(8)]
 
 
-def _ranks_ahead(color: bool, rank: int) -> int:
-    """Ranks strictly in front of ``rank`` for ``color``."""
-    mask = 0
-    for r in range(8):
-        if (r > rank) if color else (r < rank):
-            mask |= chess.BB_RANKS[r]
-    return mask
+def _shield_masks(color: bool, king: int) -> tuple[int, int]:
+    """The squares one and two ranks in front of ``king`` on its file and the next ones."""
+    files = NEAR_FILES[king & 7]
+    step = 8 if color else -8
+    one, two = king + step, king + 2 * step
+    return (
+        files & chess.BB_RANKS[one >> 3] if 0 <= one < 64 else 0,
+        files & chess.BB_RANKS[two >> 3] if 0 <= two < 64 else 0,
+    )
 
 
-def _ranks_not_ahead(color: bool, rank: int) -> int:
-    """``rank`` and the ranks behind it for ``color``."""
-    return BB_ALL & ~_ranks_ahead(color, rank)
+# [colour][king square]; colour 0 = Black, 1 = White (python-chess's bool).
+SHIELD = [[_shield_masks(bool(c), king) for king in range(64)] for c in (0, 1)]
+NEAR_FILE_BITS = [NEAR_FILES[f] & chess.BB_RANK_1 for f in range(8)]
+"""The king's file and its neighbours as an 8-bit set of files."""
 
 
-# [colour][square] masks; colour 0 = Black, 1 = White (python-chess's bool).
-FRONT_FILE = [
-    [chess.BB_FILES[sq & 7] & _ranks_ahead(bool(c), sq >> 3) for sq in range(64)] for c in (0, 1)
-]
-PASSED_SPAN = [
-    [NEAR_FILES[sq & 7] & _ranks_ahead(bool(c), sq >> 3) for sq in range(64)] for c in (0, 1)
-]
-SUPPORT_SPAN = [
-    [ADJACENT_FILES[sq & 7] & _ranks_not_ahead(bool(c), sq >> 3) for sq in range(64)]
-    for c in (0, 1)
-]
-PHALANX = [ADJACENT_FILES[sq & 7] & chess.BB_RANKS[sq >> 3] for sq in range(64)]
 KING_ZONE = [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in range(64)]
 DISTANCE = [chess.square_distance(a, b) for a in range(64) for b in range(64)]
 """King steps between two squares, indexed ``a * 64 + b``."""
@@ -149,40 +139,67 @@ def relative_rank(square: int, color: bool) -> int:
     return square >> 3 if color else 7 - (square >> 3)
 
 
-def pawn_structure(
-    own: int, theirs: int, color: bool
-) -> tuple[int, list[int], list[int], int, int, int]:
-    """Pawn terms of ``color`` (pawns ``own`` against ``theirs``).
+def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, int, int]:
+    """The pawns of ``color`` (``own``, against ``theirs``) in each pawn term.
 
-    Returns (passers bitboard, passed count by relative rank, connected count by
-    relative rank, isolated, doubled, backward). Shared by this module and the
-    fast evaluation's pawn cache, so both count the same pawns.
+    Returns bitboards (passed, connected, isolated, doubled, backward). A pawn is
+    doubled if an own pawn stands ahead of it on its file; otherwise passed if no
+    enemy pawn stands ahead of it on its file or a neighbouring one; connected if
+    an own pawn defends it or stands beside it; isolated if no own pawn is on a
+    neighbouring file; otherwise backward if no own pawn on a neighbouring file is
+    level with it or behind it and an enemy pawn attacks its stop square.
+
+    Computed for all pawns at once with file fills (this runs on every pawn-cache
+    miss). Shared by this module and the fast evaluation, so both count the same
+    pawns.
     """
-    passers = 0
-    passed = [0] * 8
-    connected = [0] * 8
-    isolated = doubled = backward = 0
-    their_attacks = pawn_attacks(theirs, not color)
-    front_file = FRONT_FILE[color]
-    passed_span = PASSED_SPAN[color]
-    support_span = SUPPORT_SPAN[color]
-    for square in chess.scan_forward(own):
-        rank = relative_rank(square, color)
-        file = square & 7
-        if front_file[square] & own:
-            doubled += 1
-        elif not passed_span[square] & theirs:
-            passers |= chess.BB_SQUARES[square]
-            passed[rank] += 1
-        if chess.BB_PAWN_ATTACKS[not color][square] & own or PHALANX[square] & own:
-            connected[rank] += 1
-        if not ADJACENT_FILES[file] & own:
-            isolated += 1
-        elif not support_span[square] & own:
-            stop = square + 8 if color else square - 8
-            if 0 <= stop < 64 and chess.BB_SQUARES[stop] & their_attacks:
-                backward += 1
-    return passers, passed, connected, isolated, doubled, backward
+    # behind: the squares behind own pawns (towards our back rank);
+    # level: own pawns and the squares ahead of them; span: the squares behind theirs.
+    if color:
+        behind = own >> 8
+        behind |= behind >> 8
+        behind |= behind >> 16
+        behind |= behind >> 32
+        level = own | own << 8
+        level |= level << 16
+        level = (level | level << 32) & BB_ALL
+        span = theirs >> 8
+        span |= span >> 8
+        span |= span >> 16
+        span |= span >> 32
+        defended = ((own & NOT_FILE_A) << 7 | (own & NOT_FILE_H) << 9) & BB_ALL
+        stop_attacked = ((theirs & NOT_FILE_A) >> 9 | (theirs & NOT_FILE_H) >> 7) >> 8
+    else:
+        behind = own << 8
+        behind |= behind << 8
+        behind |= behind << 16
+        behind = (behind | behind << 32) & BB_ALL
+        level = own | own >> 8
+        level |= level >> 16
+        level |= level >> 32
+        span = theirs << 8
+        span |= span << 8
+        span |= span << 16
+        span = (span | span << 32) & BB_ALL
+        defended = (own & NOT_FILE_A) >> 9 | (own & NOT_FILE_H) >> 7
+        stop_attacked = ((theirs & NOT_FILE_A) << 7 | (theirs & NOT_FILE_H) << 9) << 8 & BB_ALL
+    # Each "x & NOT_FILE_A >> 1 | x & NOT_FILE_H << 1" is x moved one file either way.
+    doubled = own & behind
+    span |= (span & NOT_FILE_A) >> 1 | (span & NOT_FILE_H) << 1
+    passed = own & ~doubled & ~span
+    connected = own & (defended | (own & NOT_FILE_A) >> 1 | (own & NOT_FILE_H) << 1)
+    files = level | behind
+    isolated = own & ~((files & NOT_FILE_A) >> 1 | (files & NOT_FILE_H) << 1)
+    supported = (level & NOT_FILE_A) >> 1 | (level & NOT_FILE_H) << 1
+    backward = own & ~isolated & ~supported & stop_attacked
+    return passed, connected, isolated, doubled, backward
+
+
+def file_set(bb: int) -> int:
+    """The files holding a square of ``bb``, as an 8-bit set (bit n = file n)."""
+    bb |= bb >> 32
+    bb |= bb >> 16
+    return (bb | bb >> 8) & 0xFF
 
 
 def king_shelter(king: int, own: int, theirs: int, color: bool) -> tuple[int, int, int, int]:
@@ -191,24 +208,15 @@ def king_shelter(king: int, own: int, theirs: int, color: bool) -> tuple[int, in
     Files are the king's file and its neighbours; "semi-open" has enemy pawns but
     no own pawn, "open" has no pawn at all.
     """
-    files = NEAR_FILES[king & 7]
-    rank = king >> 3
-    step = 1 if color else -1
-    shield = []
-    for distance in (1, 2):
-        r = rank + step * distance
-        shield.append((own & files & chess.BB_RANKS[r]).bit_count() if 0 <= r < 8 else 0)
-    semi_open = open_files = 0
-    first = max((king & 7) - 1, 0)
-    last = min((king & 7) + 1, 7)
-    for file in range(first, last + 1):
-        mask = chess.BB_FILES[file]
-        if not mask & own:
-            if mask & theirs:
-                semi_open += 1
-            else:
-                open_files += 1
-    return shield[0], shield[1], semi_open, open_files
+    shield_1, shield_2 = SHIELD[color][king]
+    without_own = NEAR_FILE_BITS[king & 7] & ~file_set(own)
+    their_files = file_set(theirs)
+    return (
+        (own & shield_1).bit_count(),
+        (own & shield_2).bit_count(),
+        (without_own & their_files).bit_count(),
+        (without_own & ~their_files).bit_count(),
+    )
 
 
 def slider_attacks(piece_type: int, square: int, occupied: int) -> int:
@@ -238,30 +246,35 @@ def game_phase(board: chess.Board) -> int:
 
 def scale_factors(board: chess.Board) -> tuple[int, int]:
     """The endgame scale (of 64) if White is the stronger side, and if Black is."""
-    pieces = board.knights | board.rooks | board.queens
-    bishops_w = board.bishops & board.occupied_co[chess.WHITE]
-    bishops_b = board.bishops & board.occupied_co[chess.BLACK]
-    if (
-        not pieces
-        and bishops_w.bit_count() == 1
-        and bishops_b.bit_count() == 1
-        and bool(bishops_w & chess.BB_LIGHT_SQUARES) != bool(bishops_b & chess.BB_LIGHT_SQUARES)
-    ):
-        return SCALE_OPPOSITE_BISHOPS, SCALE_OPPOSITE_BISHOPS
-    material = [0, 0]
-    for color in (chess.BLACK, chess.WHITE):
-        for pt in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
-            material[color] += SCALE_MATERIAL[pt] * board.pieces_mask(pt, color).bit_count()
-    factors = []
-    for strong in (chess.WHITE, chess.BLACK):
+    white = board.occupied_co[chess.WHITE]
+    black = board.occupied_co[chess.BLACK]
+    knights, bishops, rooks, queens = board.knights, board.bishops, board.rooks, board.queens
+    if not knights | rooks | queens:
+        bishops_w = bishops & white
+        bishops_b = bishops & black
         if (
-            not board.pawns & board.occupied_co[strong]
-            and material[strong] - material[not strong] <= SCALE_MATERIAL[chess.BISHOP]
+            bishops_w.bit_count() == 1
+            and bishops_b.bit_count() == 1
+            and bool(bishops_w & chess.BB_LIGHT_SQUARES) != bool(bishops_b & chess.BB_LIGHT_SQUARES)
         ):
-            factors.append(SCALE_NO_PAWNS_SMALL_EDGE)
-        else:
-            factors.append(SCALE_NORMAL)
-    return factors[0], factors[1]
+            return SCALE_OPPOSITE_BISHOPS, SCALE_OPPOSITE_BISHOPS
+    pawns = board.pawns
+    if pawns & white and pawns & black:
+        return SCALE_NORMAL, SCALE_NORMAL
+    # White's material minus Black's, by the rough values.
+    edge = 0
+    for pt, pieces in (
+        (chess.KNIGHT, knights),
+        (chess.BISHOP, bishops),
+        (chess.ROOK, rooks),
+        (chess.QUEEN, queens),
+    ):
+        edge += SCALE_MATERIAL[pt] * ((pieces & white).bit_count() - (pieces & black).bit_count())
+    small = SCALE_MATERIAL[chess.BISHOP]
+    return (
+        SCALE_NO_PAWNS_SMALL_EDGE if not pawns & white and edge <= small else SCALE_NORMAL,
+        SCALE_NO_PAWNS_SMALL_EDGE if not pawns & black and -edge <= small else SCALE_NORMAL,
+    )
 
 
 def features(board: chess.Board) -> dict[int, int]:
@@ -287,12 +300,13 @@ def features(board: chess.Board) -> dict[int, int]:
             for square in chess.scan_forward(board.pieces_mask(pt, color)):
                 add("psqt", (pt - 1) * 64 + (square if color else square ^ 56), sign)
 
-        passers, passed, connected, isolated, doubled, backward = pawn_structure(
+        passers, connected, isolated, doubled, backward = pawn_structure(
             own_pawns, their_pawns, color
         )
-        for rank in range(8):
-            add("passed", rank, sign * passed[rank])
-            add("connected", rank, sign * connected[rank])
+        for square in chess.scan_forward(passers):
+            add("passed", relative_rank(square, color), sign)
+        for square in chess.scan_forward(connected):
+            add("connected", relative_rank(square, color), sign)
         own_king_sq = board.king(color)
         their_king_sq = board.king(not color)
         for square in chess.scan_forward(passers):
@@ -303,9 +317,9 @@ def features(board: chess.Board) -> dict[int, int]:
             if own_king_sq is not None and their_king_sq is not None:
                 distance = DISTANCE[their_king_sq * 64 + stop] - DISTANCE[own_king_sq * 64 + stop]
                 add("passed_king_distance", rank, sign * distance)
-        add("isolated", 0, sign * isolated)
-        add("doubled", 0, sign * doubled)
-        add("backward", 0, sign * backward)
+        add("isolated", 0, sign * isolated.bit_count())
+        add("doubled", 0, sign * doubled.bit_count())
+        add("backward", 0, sign * backward.bit_count())
 
         # Mobility and attacks on the enemy king's zone.
         area = ~own_pieces & ~pawn_attacks(their_pawns, not color) & BB_ALL

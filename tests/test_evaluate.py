@@ -93,24 +93,72 @@ def block_value(f: dict[int, int], name: str, index: int = 0) -> int:
 def test_pawn_structure_terms() -> None:
     # White: a4, c2, c3, c5, g2, h2; Black: a5, c4.
     board = chess.Board("6k1/8/8/p1P5/P1p5/2P5/2P3PP/6K1 w - - 0 1")
-    passers, passed, connected, isolated, doubled, backward = feat.pawn_structure(
+    passed, connected, isolated, doubled, backward = feat.pawn_structure(
         board.pawns & board.occupied_co[chess.WHITE],
         board.pawns & board.occupied_co[chess.BLACK],
         chess.WHITE,
     )
     # c5 has no Black pawn ahead on b, c or d; g2 and h2 none on f, g or h. The
     # rear c-pawns are doubled (an own pawn in front), not passed.
-    assert passers == chess.BB_C5 | chess.BB_G2 | chess.BB_H2
-    assert passed[4] == 1 and passed[1] == 2
-    assert doubled == 2
-    assert isolated == 4  # a4 and the three c-pawns have no neighbour files' pawns
-    assert connected[1] == 2  # g2 and h2 side by side
+    assert passed == chess.BB_C5 | chess.BB_G2 | chess.BB_H2
+    assert doubled == chess.BB_C2 | chess.BB_C3
+    # a4 and the three c-pawns have no pawns of their own on a neighbouring file.
+    assert isolated == chess.BB_A4 | chess.BB_C2 | chess.BB_C3 | chess.BB_C5
+    assert connected == chess.BB_G2 | chess.BB_H2  # side by side (c2 and c3 share a file)
     assert backward == 0
     # d3 with c4: no own pawn beside or behind it on c or e, and Black's e5 covers
     # d4, so d3 is backward. With f2 instead, d3 is isolated, which is not counted
     # as backward too.
-    assert feat.pawn_structure(chess.BB_D3 | chess.BB_C4, chess.BB_E5, chess.WHITE)[5] == 1
-    assert feat.pawn_structure(chess.BB_D3 | chess.BB_F2, chess.BB_E5, chess.WHITE)[5] == 0
+    assert (
+        feat.pawn_structure(chess.BB_D3 | chess.BB_C4, chess.BB_E5, chess.WHITE)[4] == chess.BB_D3
+    )
+    assert feat.pawn_structure(chess.BB_D3 | chess.BB_F2, chess.BB_E5, chess.WHITE)[4] == 0
+
+
+def pawn_structure_by_pawn(own: int, theirs: int, color: bool) -> tuple[int, int, int, int, int]:
+    """The definitions of ``feat.pawn_structure``, pawn by pawn, square by square."""
+    passed = connected = isolated = doubled = backward = 0
+    ahead = 1 if color else -1
+    their_attacks = feat.pawn_attacks(theirs, not color)
+
+    def pawns_where(pawns: int, files: set[int], ranks: range) -> bool:
+        return any(
+            chess.square_file(s) in files and chess.square_rank(s) in ranks
+            for s in chess.scan_forward(pawns)
+        )
+
+    for square in chess.scan_forward(own):
+        file, rank = chess.square_file(square), chess.square_rank(square)
+        bit = chess.BB_SQUARES[square]
+        in_front = range(rank + 1, 8) if color else range(rank)
+        level_or_behind = range(rank + 1) if color else range(rank, 8)
+        neighbours = {file - 1, file + 1}
+        if pawns_where(own, {file}, in_front):
+            doubled |= bit
+        elif not pawns_where(theirs, {file, *neighbours}, in_front):
+            passed |= bit
+        beside = pawns_where(own, neighbours, range(rank, rank + 1))
+        defender = pawns_where(own, neighbours, range(rank - ahead, rank - ahead + 1))
+        if beside or defender:
+            connected |= bit
+        if not pawns_where(own, neighbours, range(8)):
+            isolated |= bit
+        elif not pawns_where(own, neighbours, level_or_behind) and (
+            chess.BB_SQUARES[square + 8 * ahead] & their_attacks
+        ):
+            backward |= bit
+    return passed, connected, isolated, doubled, backward
+
+
+def test_pawn_structure_matches_its_definition_pawn_by_pawn() -> None:
+    rng = random.Random(7)
+    middle = chess.BB_ALL & ~chess.BB_RANK_1 & ~chess.BB_RANK_8
+    for _ in range(3000):
+        own = rng.getrandbits(64) & rng.getrandbits(64) & middle
+        theirs = rng.getrandbits(64) & rng.getrandbits(64) & middle & ~own
+        for color in (chess.WHITE, chess.BLACK):
+            expected = pawn_structure_by_pawn(own, theirs, color)
+            assert feat.pawn_structure(own, theirs, color) == expected, (own, theirs, color)
 
 
 def test_passed_pawn_blocked_and_counted_by_rank() -> None:
