@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import chess
+
+from engine.bench import BENCH_FENS
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -31,3 +35,10 @@ def test_bench_node_count_is_deterministic(tmp_path: Path) -> None:
     second, _ = _bench(tmp_path)
     assert first == second > 0
     assert re.match(r"Nodes/second\s*:\s*\d+", lines[-1])
+
+
+def test_bench_positions_are_legal() -> None:
+    # An illegal position (the side not to move in check) lets the search capture
+    # a king, and the bench would then measure a path no game can reach.
+    for fen in BENCH_FENS:
+        assert chess.Board(fen).is_valid(), fen
