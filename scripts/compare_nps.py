@@ -1,0 +1,100 @@
+"""Bench nodes/s of two or more engine builds, alternating, as ratios to the first.
+
+    python scripts/compare_nps.py BASE OTHER [OTHER ...] [--depth D] [--rounds N] [--cpu C]
+
+Each build is a directory holding an ``engine`` package (a clone, or a copy made
+by ``scripts/variant.py``). A round runs ``python -m engine bench`` once in each
+build, one after the other; each run's nodes/s is the bench's own figure (search
+time only, not start-up). A shared machine drifts in speed from minute to minute,
+so the ratio is taken within each round, and the median and range of the rounds
+are reported. ``--cpu C`` pins every run to one core, so that a build never runs
+against a sibling on the other core. This script measures; it must not change
+the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+# scripts/make_tuning_data.py (found beside this script): one-line usage errors.
+from make_tuning_data import OneLineParser
+
+NODES = re.compile(r"Nodes searched\s*:\s*(\d+)")
+NPS = re.compile(r"Nodes/second\s*:\s*(\d+)")
+
+
+def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
+    """(nodes, nodes/s) of one bench run of ``build``."""
+    env = dict(os.environ, PYTHONPATH=str(build))
+
+    def pin() -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "bench", "--depth", str(depth)],
+        cwd=str(build),
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=pin,
+        check=False,
+    )
+    nodes, nps = NODES.search(done.stdout), NPS.search(done.stdout)
+    if done.returncode != 0 or not nodes or not nps:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"bench failed in {build}: {last}")
+    return int(nodes.group(1)), int(nps.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(prog="compare_nps.py", description=__doc__.splitlines()[0])
+    parser.add_argument("builds", nargs="+", type=Path, help="build directories, base first")
+    parser.add_argument("--depth", type=int, default=6, help="bench depth (default 6)")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds (default 6)")
+    parser.add_argument("--cpu", type=int, default=None, help="pin every run to this core")
+    args = parser.parse_args(argv)
+    if len(args.builds) < 2:
+        parser.error("give at least two builds: the base, then the others")
+    for build in args.builds:
+        if not (build / "engine" / "__main__.py").is_file():
+            parser.error(f"{build} holds no engine package")
+    if args.rounds < 1 or args.depth < 1:
+        parser.error("--rounds and --depth must be at least 1")
+
+    names = [str(build) for build in args.builds]
+    speeds: list[list[int]] = [[] for _ in args.builds]
+    nodes: list[int] = [0] * len(args.builds)
+    try:
+        for number in range(1, args.rounds + 1):
+            line = []
+            for index, build in enumerate(args.builds):
+                nodes[index], nps = bench(build.resolve(), args.depth, args.cpu)
+                speeds[index].append(nps)
+                line.append(f"{nps}")
+            ratios = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]
+            print(f"round {number}: nodes/s {' / '.join(line)}; ratio {', '.join(ratios)}")
+            sys.stdout.flush()
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    print(f"{'build':40} {'nodes':>9} {'median nodes/s':>15}  ratio to base (median, range)")
+    for index, name in enumerate(names):
+        median = statistics.median(speeds[index])
+        if index == 0:
+            summary = "base"
+        else:
+            ratios = [100 * s / b for s, b in zip(speeds[index], speeds[0])]
+            summary = f"{statistics.median(ratios):.1f} % ({min(ratios):.1f}-{max(ratios):.1f})"
+        print(f"{name[-40:]:40} {nodes[index]:9d} {median:15.0f}  {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""scripts/compare_nps.py through its command line: rounds, ratios, one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import run_repo_script
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_two_builds_alternate_and_report_ratios() -> None:
+    done = run_repo_script(
+        "compare_nps.py", str(REPO), str(REPO), "--depth", "2", "--rounds", "2", timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["round 1", "round 2"]
+    assert all(re.search(r"ratio \d+\.\d %$", line) for line in lines[:2])
+    base, other = lines[-2], lines[-1]
+    assert base.split()[-1] == "base"
+    # The same build twice searches the same tree.
+    assert base.split()[1] == other.split()[1]
+    assert re.search(r"\d+\.\d % \(\d+\.\d-\d+\.\d\)$", other)
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    for args in ([str(REPO)], [str(REPO), str(tmp_path)], [str(REPO), str(REPO), "--rounds", "0"]):
+        done = run_repo_script("compare_nps.py", *args)
+        assert done.returncode == 2
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert done.stderr.startswith("compare_nps: ")
+
+
+def test_a_broken_build_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__main__.py").write_text("raise SystemExit('broken build')\n")
+    done = run_repo_script("compare_nps.py", str(REPO), str(tmp_path), "--depth", "1")
+    assert done.returncode == 1
+    assert "bench failed in" in done.stderr and "broken build" in done.stderr
