@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.builds) < 2:
         parser.error("give at least two builds: the base, then the others")
     for build in args.builds:
-        if not (build / "engine" / "__main__.py").is_file():
+        package = build / "engine"
+        if not (package / "__init__.py").is_file() or not (package / "__main__.py").is_file():
             parser.error(f"{build} holds no engine package")
     if args.rounds < 1 or args.depth < 1:
         parser.error("--rounds and --depth must be at least 1")

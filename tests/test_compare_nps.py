@@ -34,7 +34,9 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_a_broken_build_is_reported(tmp_path: Path) -> None:
+    # A regular package (with __init__.py), so it shadows any installed ``engine``.
     (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("")
     (tmp_path / "engine" / "__main__.py").write_text("raise SystemExit('broken build')\n")
     done = run_repo_script("compare_nps.py", str(REPO), str(tmp_path), "--depth", "1")
     assert done.returncode == 1
