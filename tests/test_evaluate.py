@@ -27,6 +27,10 @@ SPECIAL_FENS = [
     # Queens on open files and the seventh rank, kings exposed.
     "4k3/2Q5/8/8/8/8/3q4/4K3 w - - 0 1",
     "r1b2rk1/pp3ppp/2n5/q1bpP3/2p5/P1N2N2/1PPQ1PPP/R3KB1R w KQ - 0 1",
+    # Three of a kind, which only promotion brings (the per-piece tables fill these in).
+    "7k/8/8/8/QQQ5/8/8/NNN1K3 w - - 0 1",
+    "4k3/nnn5/bbb5/8/8/8/8/4K2R b - - 0 1",
+    "1r1k2r1/r7/8/8/8/8/1NNN4/1RK2R2 w - - 0 1",
 ]
 
 
