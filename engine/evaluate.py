@@ -5,9 +5,11 @@ A tapered evaluation: material and piece-square tables (kept incrementally by
 queens on open files and the seventh rank, pawn threats, tempo, and scaling of
 drawish endings. It computes exactly ``weights x features`` as defined in
 ``engine.features`` (the tests hold the two equal), but fast: pawn-structure
-and king-shelter terms are cached by the pawns and king squares, whole
-evaluations by the Zobrist key, and the per-piece terms are summed in one pass
-over bitboards without building a feature vector.
+and king-shelter terms are cached by the pawns and king squares (with what
+else the evaluation needs of the pawns alone), whole evaluations by the Zobrist
+key, and the per-piece terms are summed in one pass over bitboards without
+building a feature vector, each piece's attack lookup taken from a table keyed
+by the bitboard of its kind (a pure function of the board, filled at import).
 
 ``Evaluator`` owns the caches (one per searcher: no global search state);
 ``evaluate(board)`` is the from-scratch form for tools and tests. This module
@@ -91,7 +93,6 @@ _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 (_TEMPO,) = _block("tempo")
 
 _DISTANCE = DISTANCE
-_BB_SQUARES = chess.BB_SQUARES
 _BB_RANK_7 = chess.BB_RANK_7
 _BB_RANK_2 = chess.BB_RANK_2
 _BB_ALL = chess.BB_ALL
