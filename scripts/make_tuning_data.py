@@ -85,6 +85,33 @@ class EngineMoveError(Exception):
     """The engine misbehaved during a game (no move, or it died)."""
 
 
+REPORTED_FAILURES = (
+    UsageError,
+    EngineMoveError,
+    chess.engine.EngineError,
+    *TIMEOUT_ERRORS,
+    OSError,
+    KeyboardInterrupt,
+)
+"""What the tuning scripts turn into a one-line message and an exit status."""
+
+
+def report_failure(prog: str, exc: BaseException) -> int:
+    """Print the one-line message for one of ``REPORTED_FAILURES``; its exit status."""
+    if isinstance(exc, UsageError):
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    # Engine errors first: a timeout is also an OSError on Python 3.11.
+    if isinstance(exc, (EngineMoveError, chess.engine.EngineError, *TIMEOUT_ERRORS)):
+        print(f"{prog}: engine failed: {exc}", file=sys.stderr)
+    else:
+        print(f"{prog}: {exc}", file=sys.stderr)
+    return 1
+
+
 class Config(NamedTuple):
     """Everything a worker needs to play any game, picklable for the pool."""
 
@@ -383,18 +410,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         )
         records = _play_all(config, args.games, args.workers, args.first_game)
         positions, tally = _write(records, Path(args.out), args.games)
-    except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except (EngineMoveError, chess.engine.EngineError, *TIMEOUT_ERRORS) as exc:
-        print(f"{PROG}: engine failed: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except REPORTED_FAILURES as exc:
+        return report_failure(PROG, exc)
     seconds = time.monotonic() - start
     print(
         f"games {args.games} positions {positions} "

@@ -35,13 +35,14 @@ import chess.engine
 # scripts/make_tuning_data.py (found beside this script): the engine start-up,
 # the --engine parsing, the error conventions and the output handling it shares.
 from make_tuning_data import (
+    REPORTED_FAILURES,
     RESULTS,
-    TIMEOUT_ERRORS,
     OneLineParser,
     UsageError,
     atomic_output,
     engine_command,
     quit_engine,
+    report_failure,
     start_engine,
 )
 
@@ -159,18 +160,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         engine_argv = engine_command(args.engine)
         lines = read_positions(args.data)
         score_all(lines, engine_argv, args.nodes, args.workers, args.out)
-    except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except (chess.engine.EngineError, *TIMEOUT_ERRORS) as exc:
-        print(f"{PROG}: engine failed: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except REPORTED_FAILURES as exc:
+        return report_failure(PROG, exc)
     print(f"positions {len(lines)} seconds {time.monotonic() - began:.1f}")
     return 0
 
