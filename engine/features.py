@@ -139,6 +139,11 @@ def relative_rank(square: int, color: bool) -> int:
     return square >> 3 if color else 7 - (square >> 3)
 
 
+def _sideways(bb: int) -> int:
+    """The squares one file to the left or right of ``bb``'s squares."""
+    return (bb & NOT_FILE_A) >> 1 | (bb & NOT_FILE_H) << 1
+
+
 def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, int, int]:
     """The pawns of ``color`` (``own``, against ``theirs``) in each pawn term.
 
@@ -167,8 +172,7 @@ def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, i
         span |= span >> 8
         span |= span >> 16
         span |= span >> 32
-        defended = ((own & NOT_FILE_A) << 7 | (own & NOT_FILE_H) << 9) & BB_ALL
-        stop_attacked = ((theirs & NOT_FILE_A) >> 9 | (theirs & NOT_FILE_H) >> 7) >> 8
+        stop_attacked = pawn_attacks(theirs, False) >> 8
     else:
         behind = own << 8
         behind |= behind << 8
@@ -181,17 +185,12 @@ def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, i
         span |= span << 8
         span |= span << 16
         span = (span | span << 32) & BB_ALL
-        defended = (own & NOT_FILE_A) >> 9 | (own & NOT_FILE_H) >> 7
-        stop_attacked = ((theirs & NOT_FILE_A) << 7 | (theirs & NOT_FILE_H) << 9) << 8 & BB_ALL
-    # Each "x & NOT_FILE_A >> 1 | x & NOT_FILE_H << 1" is x moved one file either way.
+        stop_attacked = pawn_attacks(theirs, True) << 8 & BB_ALL
     doubled = own & behind
-    span |= (span & NOT_FILE_A) >> 1 | (span & NOT_FILE_H) << 1
-    passed = own & ~doubled & ~span
-    connected = own & (defended | (own & NOT_FILE_A) >> 1 | (own & NOT_FILE_H) << 1)
-    files = level | behind
-    isolated = own & ~((files & NOT_FILE_A) >> 1 | (files & NOT_FILE_H) << 1)
-    supported = (level & NOT_FILE_A) >> 1 | (level & NOT_FILE_H) << 1
-    backward = own & ~isolated & ~supported & stop_attacked
+    passed = own & ~doubled & ~(span | _sideways(span))
+    connected = own & (pawn_attacks(own, color) | _sideways(own))
+    isolated = own & ~_sideways(level | behind)
+    backward = own & ~isolated & ~_sideways(level) & stop_attacked
     return passed, connected, isolated, doubled, backward
 
 
