@@ -151,13 +151,17 @@ _PASSED_AT = _by_square(_PASSED)
 _CONNECTED_AT = _by_square(_CONNECTED)
 
 
-_PawnEntry = tuple[int, int, int, int, int, int, int, int]
+_PawnEntry = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
 """What the evaluation needs of the pawns alone (and, in the pawn-king cache, of
 the kings' shelter), computed once per pawn structure:
 
 (packed score, White's passers, Black's passers, squares White's pawns attack,
-squares Black's pawns attack, open files, files half open for White, for Black).
-Files are whole-file bitboards."""
+squares Black's pawns attack, open files, files half open for White, for Black,
+squares safe from enemy pawns for White, for Black, squares where a White rook
+or queen scores for its file or rank, where a Black one does). Files are
+whole-file bitboards. The last four fields follow from the others, but looking
+them up instead of deriving them at every evaluation is worth about 1.3 points of
+the nodes/s ratio to the PeSTO-only build (8 rounds of compare_nps.py)."""
 
 
 def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
@@ -191,15 +195,21 @@ def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
     open_files = (~(white_files | black_files) & 0xFF) * _ALL_RANKS
     white_half_open = (black_files & ~white_files) * _ALL_RANKS
     black_half_open = (white_files & ~black_files) * _ALL_RANKS
+    white_attacks = pawn_attacks(white_pawns, chess.WHITE)
+    black_attacks = pawn_attacks(black_pawns, chess.BLACK)
     return (
         score,
         passers[chess.WHITE],
         passers[chess.BLACK],
-        pawn_attacks(white_pawns, chess.WHITE),
-        pawn_attacks(black_pawns, chess.BLACK),
+        white_attacks,
+        black_attacks,
         open_files,
         white_half_open,
         black_half_open,
+        ~black_attacks & _BB_ALL,
+        ~white_attacks & _BB_ALL,
+        open_files | white_half_open | _BB_RANK_7,
+        open_files | black_half_open | _BB_RANK_2,
     )
 
 
@@ -285,6 +295,10 @@ class Evaluator:
             open_files,
             white_half_open,
             black_half_open,
+            white_safe,
+            black_safe,
+            white_special,
+            black_special,
         ) = entry
         # Passers: blocked or not, and how near each king is to the stop square.
         while passers:
@@ -319,20 +333,20 @@ class Evaluator:
         for side in (1, -1):
             if side == 1:
                 own = white
-                area = ~white & ~black_pawn_attacks & _BB_ALL
+                area = white_safe & ~white
                 zone = KING_ZONE[black_king]
                 their_majors = majors & black
                 half_open = white_half_open
                 seventh = _BB_RANK_7
+                special = white_special  # where rooks and queens score for file or rank
             else:
                 own = black
-                area = ~black & ~white_pawn_attacks & _BB_ALL
+                area = black_safe & ~black
                 zone = KING_ZONE[white_king]
                 their_majors = majors & white
                 half_open = black_half_open
                 seventh = _BB_RANK_2
-            # Where rooks and queens score for their file or rank (rarely: one test).
-            special = open_files | half_open | seventh
+                special = black_special
             part = 0
             attackers = 0
             for attacks in _KNIGHTS[knights & own]:
