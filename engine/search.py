@@ -52,7 +52,7 @@ ASPIRATION_MIN_DEPTH = 4
 """Iterations from this depth on start with a narrow window around the last score."""
 ASPIRATION_WINDOW_CP = 30
 """Half-width of the first aspiration window; doubled after every failure."""
-POLL_INTERVAL_NODES = 512
+POLL_INTERVAL_NODES = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 SOFT_LIMIT_NEXT_ITERATION = 0.6
 """No new iteration once this share of the soft budget is spent: it would not finish."""
