@@ -34,6 +34,7 @@ from engine.options import (
     OptionSpec,
     Value,
 )
+from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MAX_PLY, uci_score
 from engine.search import (
     BOUND_EXACT,
@@ -153,6 +154,8 @@ class Controller:
         """Stop flag of a non-search job (perft)."""
         self._idle = threading.Event()
         self._idle.set()
+        self._finishing = threading.Event()
+        """Set once the running job has its result and only writes its last lines."""
 
     # ------------------------------------------------------------------ state
 
@@ -163,6 +166,10 @@ class Controller:
     def is_busy(self) -> bool:
         """True while a search, perft or bench runs (or waits to send bestmove)."""
         return not self._idle.is_set()
+
+    def is_working(self) -> bool:
+        """Busy, and not already writing its final lines: worth answering around."""
+        return not self._idle.is_set() and not self._finishing.is_set()
 
     def is_awaiting_stop(self) -> bool:
         """True when the running search can only end by ``stop``/``ponderhit``."""
@@ -179,8 +186,12 @@ class Controller:
     # ------------------------------------------------------- idle-only commands
 
     def set_board(self, board: chess.Board) -> None:
-        """Make ``board`` (with its move stack) the position for the next ``go``."""
-        self.board = board
+        """Make ``board`` the position for the next ``go`` (a copy of it).
+
+        Only the recent moves are kept: no search looks further back than the
+        fifty-move rule, and copying a long game's whole stack per search costs.
+        """
+        self.board = board.copy(stack=REPETITION_WINDOW_PLIES)
 
     def new_game(self) -> None:
         """Forget everything learnt in the previous game (TT, histories)."""
@@ -298,6 +309,7 @@ class Controller:
         self._stop_other.clear()
         with self._lock:
             self._job = job
+        self._finishing.clear()
         self._idle.clear()
         thread = threading.Thread(target=self._guard(target), name="cutoff-worker", daemon=True)
         thread.start()
@@ -327,6 +339,7 @@ class Controller:
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
         if job.withhold:
             job.release.wait()
+        self._finishing.set()
         for line in self._final_lines(job, result):
             self._emit(line)
 

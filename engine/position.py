@@ -38,6 +38,11 @@ _CORNER_KEYS = {
     chess.H8: ZOBRIST[770],
     chess.A8: ZOBRIST[771],
 }
+REPETITION_WINDOW_PLIES = 100
+"""How far back the game's history can matter to a search: a node whose position
+lies more plies after the last capture or pawn move is a draw by the fifty-move
+rule whatever repeats, so older plies are neither hashed nor copied."""
+
 _castle_cache: dict[int, int] = {}
 _POLYGLOT_HASHER = chess.polyglot.ZobristHasher(ZOBRIST)
 
@@ -109,11 +114,11 @@ class Position:
 
     @staticmethod
     def _history_keys(board: chess.Board) -> list[int]:
-        """Keys of earlier positions back to the last irreversible move."""
-        count = min(board.halfmove_clock, len(board.move_stack))
+        """Keys of earlier positions back to the last irreversible move (at most 100)."""
+        count = min(board.halfmove_clock, len(board.move_stack), REPETITION_WINDOW_PLIES)
         if count == 0:
             return []
-        replay = board.copy()
+        replay = board.copy(stack=count)
         keys = []
         for _ in range(count):
             replay.pop()

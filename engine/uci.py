@@ -3,14 +3,21 @@
 Three threads cooperate:
 
 * the reader (the caller of ``UciSession.run``) reads lines, decodes them
-  leniently and handles what must never wait: ``isready`` during a search,
-  ``stop``, ``ponderhit``, ``debug`` and ``quit``/EOF;
+  leniently and handles what must never wait: ``isready`` while a search runs
+  or is about to, ``stop``, ``ponderhit``, ``debug`` and ``quit``/EOF;
 * the command thread executes everything else in arrival order; commands that
   need an idle engine (``position``, ``setoption``, ``ucinewgame``, ``go``, ...)
   wait there for the running search to end, as Stockfish's do. A search that
   only ``stop`` can end (infinite or ponder) is stopped first when a newer
   ``go`` is waiting behind it, so a confused GUI cannot deadlock us;
 * the controller's worker thread runs the search.
+
+The UCI rule is that ``isready`` is answered at once and ``stop`` ends the
+current search at once, whatever else is queued. So neither ever waits in the
+queue: a ``stop`` (or ``ponderhit``) that arrives before its ``go`` has started
+is attached to that ``go`` and applied the moment it starts, and a ``stop``
+also ends the search that is running, so that a ``position`` queued behind it
+cannot hold it up.
 
 All output goes through one ``LineWriter``: whole lines, ASCII, flushed, under
 a lock. Unknown commands are ignored silently (UCI T-04/T-05); bad arguments
@@ -80,35 +87,92 @@ def _clean(text: str, limit: int = 80) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
 
 
-def parse_position(tokens: list[str], chess960: bool) -> chess.Board:
-    """Build the board of ``position startpos|fen <FEN> [moves ...]`` (tokens after it)."""
-    lowered = [t.lower() for t in tokens]
+def _split_position(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """``position`` arguments split into the start (``startpos`` / ``fen ...``) and moves.
+
+    Only the tokens up to ``moves`` are looked at here: a game's move list may be
+    hundreds of thousands of tokens long.
+    """
+    lowered = (t.lower() for t in tokens)
     start = next((i for i, t in enumerate(lowered) if t in ("startpos", "fen")), None)
     if start is None:
         raise PositionError("position: expected 'startpos' or 'fen'")
-    moves_at = lowered.index("moves", start) if "moves" in lowered[start:] else len(tokens)
-    if lowered[start] == "startpos":
-        board = chess.Board(chess960=chess960)
-    else:
-        fen = " ".join(tokens[start + 1 : moves_at])
-        if not fen:
-            raise PositionError("position: missing FEN")
-        try:
-            board = chess.Board(fen, chess960=chess960)
-        except ValueError as exc:
-            raise PositionError(f"invalid FEN '{_clean(fen)}': {_clean(str(exc))}") from None
-        status = board.status()
-        if status & _FATAL_STATUS:
-            raise PositionError(f"impossible position in FEN '{_clean(fen)}'")
-    for ply, text in enumerate(tokens[moves_at + 1 :], start=1):
+    moves_at = next(
+        (i for i in range(start + 1, len(tokens)) if tokens[i].lower() == "moves"), len(tokens)
+    )
+    return tokens[start:moves_at], tokens[moves_at + 1 :]
+
+
+def _start_board(start: list[str], chess960: bool) -> chess.Board:
+    if start[0].lower() == "startpos":
+        return chess.Board(chess960=chess960)
+    fen = " ".join(start[1:])
+    if not fen:
+        raise PositionError("position: missing FEN")
+    try:
+        board = chess.Board(fen, chess960=chess960)
+    except ValueError as exc:
+        raise PositionError(f"invalid FEN '{_clean(fen)}': {_clean(str(exc))}") from None
+    status = board.status()
+    if status & _FATAL_STATUS:
+        raise PositionError(f"impossible position in FEN '{_clean(fen)}'")
+    return board
+
+
+def _push_moves(board: chess.Board, texts: list[str], first_ply: int) -> None:
+    """Push UCI moves onto ``board``; on an illegal one, undo them all and raise."""
+    for pushed, text in enumerate(texts):
         try:
             move = board.parse_uci(text.lower())
         except ValueError:
             move = chess.Move.null()
         if not move:
-            raise PositionError(f"illegal move '{_clean(text)}' at ply {ply}")
+            for _ in range(pushed):
+                board.pop()
+            raise PositionError(f"illegal move '{_clean(text)}' at ply {first_ply + pushed}")
         board.push(move)
+
+
+def parse_position(tokens: list[str], chess960: bool) -> chess.Board:
+    """Build the board of ``position startpos|fen <FEN> [moves ...]`` (tokens after it)."""
+    start, moves = _split_position(tokens)
+    board = _start_board(start, chess960)
+    _push_moves(board, moves, 1)
     return board
+
+
+class PositionParser:
+    """``position`` commands of one session, parsed incrementally.
+
+    GUIs resend the whole game with every move. When a command repeats the
+    previous one's start and moves and only appends moves, just those are
+    checked and pushed, so the work per move does not grow with the game.
+    """
+
+    def __init__(self) -> None:
+        self._start: Optional[list[str]] = None
+        self._moves: list[str] = []
+        self._chess960 = False
+        self._board: Optional[chess.Board] = None
+
+    def parse(self, tokens: list[str], chess960: bool) -> chess.Board:
+        """The position of ``tokens``; the board is shared with the next call (do not push)."""
+        start, moves = _split_position(tokens)
+        board = self._board
+        known = len(self._moves)
+        if (
+            board is not None
+            and start == self._start
+            and chess960 == self._chess960
+            and len(moves) >= known
+            and moves[:known] == self._moves
+        ):
+            _push_moves(board, moves[known:], known + 1)
+        else:
+            board = _start_board(start, chess960)
+            _push_moves(board, moves, 1)
+        self._start, self._moves, self._chess960, self._board = start, moves, chess960, board
+        return board
 
 
 class LineWriter:
@@ -142,6 +206,10 @@ class Command:
     args: list[str]
     raw_args: str
     received_at: float
+    stop_requested: bool = False
+    """``go`` only: a ``stop`` arrived before this search started."""
+    ponderhit_at: Optional[float] = None
+    """``go`` only: when a ``ponderhit`` arrived before this search started."""
 
 
 def parse_command(text: str, received_at: float) -> Optional[Command]:
@@ -157,7 +225,8 @@ def parse_command(text: str, received_at: float) -> Optional[Command]:
 
 
 QUIT_DRAIN_SECONDS = 2.0
-"""After ``quit``, queued commands get this long before the process exits."""
+"""After ``quit`` or end of input, queued commands get this long before any search
+is stopped and the process exits (piped scripts still see a short search)."""
 
 
 class UciSession:
@@ -171,7 +240,13 @@ class UciSession:
         self._controller: Optional[Controller] = None
         self._queue: deque[Command] = deque()
         self._cond = threading.Condition()
-        self._executing: Optional[Command] = None
+        self._positions = PositionParser()
+        self._busy = False
+        """The command thread is executing a command (under ``_cond``)."""
+        self._waiting_for_search = False
+        """The command thread waits for the running search to end (under ``_cond``)."""
+        self._pending_gos: list[Command] = []
+        """``go`` commands dispatched but not yet started (under ``_cond``)."""
         self._eof_done = threading.Event()
         self._worker = threading.Thread(target=self._command_loop, name="cutoff-commands")
         self._worker.daemon = True
@@ -185,7 +260,9 @@ class UciSession:
             while True:
                 raw = self._read_line()
                 if raw is None:
-                    self._drain()  # EOF is quit, after what came before it (T-13)
+                    # EOF: nobody will send stop, and a GUI that died must not leave
+                    # a search running. What came before EOF gets a short grace.
+                    self._drain(timeout=QUIT_DRAIN_SECONDS)
                     break
                 received_at = time.monotonic()
                 command = parse_command(raw.decode("utf-8", "replace"), received_at)
@@ -219,27 +296,55 @@ class UciSession:
 
     def _dispatch(self, command: Command) -> None:
         name = command.name
-        controller = self._controller
-        if name == "isready" and controller is not None and controller.is_busy():
-            self.writer.write("readyok")  # at once, the search goes on (R-01)
-        elif name == "debug":
+        if name == "debug":
             self.debug = bool(command.args) and command.args[0].lower() == "on"
-        elif name in ("stop", "ponderhit"):
-            with self._cond:
-                if self._go_pending_locked():
-                    # It belongs to a `go` that has not started yet: keep the order.
-                    self._queue.append(command)
-                    self._cond.notify_all()
-                    return
-            if controller is not None:
-                if name == "stop":
-                    controller.stop()
-                else:
-                    controller.ponderhit(command.received_at)
+        elif name == "stop":
+            self._signal_stop()
+        elif name == "ponderhit":
+            self._signal_ponderhit(command.received_at)
         else:
             with self._cond:
+                if name == "isready" and (
+                    self._queue_blocked_locked() or not (self._busy or self._queue)
+                ):
+                    # At once (R-01): nothing before it is running or it all waits
+                    # for a search. Otherwise in turn, so that readyok still means
+                    # that the commands before it (position, setoption) are done.
+                    self.writer.write("readyok")
+                    return
+                if name == "go":
+                    self._pending_gos.append(command)
                 self._queue.append(command)
                 self._cond.notify_all()
+
+    def _queue_blocked_locked(self) -> bool:
+        """True while the command thread waits for a search that is still working."""
+        controller = self._controller
+        return self._waiting_for_search and controller is not None and controller.is_working()
+
+    def _answer_queued_isready_locked(self) -> None:
+        """Answer every queued ``isready`` at once: the queue waits for a search."""
+        waiting = [c for c in self._queue if c.name == "isready"]
+        for command in waiting:
+            self._queue.remove(command)
+            self.writer.write("readyok")
+
+    def _signal_stop(self) -> None:
+        """``stop``: end the running search and every ``go`` dispatched before this."""
+        with self._cond:
+            for go in self._pending_gos:
+                go.stop_requested = True
+        if self._controller is not None:
+            self._controller.stop()
+
+    def _signal_ponderhit(self, received_at: float) -> None:
+        """``ponderhit`` belongs to the latest ``go``, started or not."""
+        with self._cond:
+            if self._pending_gos:
+                self._pending_gos[-1].ponderhit_at = received_at
+                return
+        if self._controller is not None:
+            self._controller.ponderhit(received_at)
 
     def _drain(self, timeout: Optional[float] = None) -> None:
         """Let the command thread finish the queue; searches only stop can end are stopped."""
@@ -249,12 +354,6 @@ class UciSession:
             self._eof_done = done
             self._cond.notify_all()
         done.wait(timeout)
-
-    def _go_pending_locked(self) -> bool:
-        executing = self._executing
-        return (executing is not None and executing.name == "go") or any(
-            c.name == "go" for c in self._queue
-        )
 
     def _shutdown(self) -> None:
         if self._controller is not None:
@@ -266,17 +365,30 @@ class UciSession:
     def _command_loop(self) -> None:
         while True:
             with self._cond:
+                self._busy = False
                 while not self._queue:
                     self._cond.wait()
                 command = self._queue.popleft()
-                self._executing = command
+                self._busy = True
             try:
                 self._execute(command)
             except Exception as exc:
                 self.info_string(f"error in '{command.name}': {type(exc).__name__}: {exc}")
             finally:
-                with self._cond:
-                    self._executing = None
+                if command.name == "go":
+                    self._started(command)
+
+    def _started(self, go: Command) -> None:
+        """``go`` has started (or failed to): apply the signals that came before."""
+        with self._cond:
+            self._pending_gos = [g for g in self._pending_gos if g is not go]
+        controller = self._controller
+        if controller is None:
+            return
+        if go.ponderhit_at is not None:
+            controller.ponderhit(go.ponderhit_at)
+        if go.stop_requested:
+            controller.stop()
 
     def info_string(self, text: str) -> None:
         self.writer.write("info string " + _clean(text, 200))
@@ -292,25 +404,26 @@ class UciSession:
         """Wait for the running search to end.
 
         A search that only stop/ponderhit can end must not block the queue for
-        ever: a stop or ponderhit waiting in the queue (queued there because its
-        go had not started when it arrived) is applied now, and a newer go (or
-        EOF) ends the search, as if stop had come.
+        ever: a newer ``go`` (or EOF), executing or queued, ends it, as if
+        ``stop`` had come.
         """
-        while not controller.wait_idle(0.05):
-            if not controller.is_awaiting_stop():
-                continue
-            signal: Optional[Command] = None
+        if controller.wait_idle(0):
+            return
+        with self._cond:
+            self._waiting_for_search = True
+        try:
+            while True:
+                with self._cond:
+                    if controller.is_working():
+                        self._answer_queued_isready_locked()
+                    newer = is_go or any(c.name in ("go", "eof") for c in self._queue)
+                if newer and controller.is_awaiting_stop():
+                    controller.stop()
+                if controller.wait_idle(0.02):
+                    break
+        finally:
             with self._cond:
-                for queued in self._queue:
-                    if queued.name in ("stop", "ponderhit", "go", "eof"):
-                        signal = queued
-                        break
-                if signal is not None and signal.name in ("stop", "ponderhit"):
-                    self._queue.remove(signal)
-            if signal is not None and signal.name == "ponderhit":
-                controller.ponderhit(signal.received_at)
-            elif is_go or signal is not None:
-                controller.stop()
+                self._waiting_for_search = False
 
     def _execute(self, command: Command) -> None:
         name = command.name
@@ -329,13 +442,6 @@ class UciSession:
         if name == "isready":
             self.writer.write("readyok")
             return
-        if name in ("stop", "ponderhit"):
-            # Queued behind its `go`, which has started by now.
-            if name == "stop":
-                controller.stop()
-            else:
-                controller.ponderhit(command.received_at)
-            return
         self._wait_idle(controller, is_go=name == "go")
         if name == "setoption":
             self._setoption(controller, command.raw_args)
@@ -343,7 +449,7 @@ class UciSession:
             controller.new_game()
         elif name == "position":
             try:
-                controller.set_board(parse_position(command.args, controller.chess960))
+                controller.set_board(self._positions.parse(command.args, controller.chess960))
             except PositionError as exc:
                 self.info_string(f"{exc}; position unchanged")
         elif name == "go":

@@ -88,3 +88,25 @@ def test_parse_position() -> None:
     ):
         with pytest.raises(PositionError):
             parse_position(bad.split(), chess960=False)
+
+
+def test_position_parser_is_incremental() -> None:
+    """A command that extends the previous one's moves pushes only the new moves;
+    anything else is parsed afresh, and an illegal extension keeps the old position."""
+    from engine.uci import PositionParser
+
+    parser = PositionParser()
+    board = parser.parse(["startpos", "moves", "e2e4", "e7e5"], chess960=False)
+    first = board
+    board = parser.parse(["startpos", "moves", "e2e4", "e7e5", "g1f3"], chess960=False)
+    assert board is first and [m.uci() for m in board.move_stack] == ["e2e4", "e7e5", "g1f3"]
+    with pytest.raises(PositionError, match="ply 4"):
+        parser.parse(["startpos", "moves", "e2e4", "e7e5", "g1f3", "e1e3"], chess960=False)
+    assert [m.uci() for m in board.move_stack] == ["e2e4", "e7e5", "g1f3"]
+    board = parser.parse(["startpos", "moves", "d2d4"], chess960=False)  # a takeback
+    assert [m.uci() for m in board.move_stack] == ["d2d4"]
+    fen = "4k3/8/8/8/8/8/8/4K2R w K - 0 1"
+    board = parser.parse(["fen", *fen.split(), "moves", "e1g1"], chess960=False)
+    assert board.fen().startswith("4k3/8/8/8/8/8/8/5RK1 b")
+    board = parser.parse(["fen", *fen.split(), "moves", "e1h1"], chess960=True)
+    assert board.chess960 and board.fen().startswith("4k3/8/8/8/8/8/8/5RK1 b")
