@@ -1,23 +1,62 @@
-"""Move ordering: which move to try first, so that cutoffs come early.
+"""The move picker: which moves a node tries, in which order, generated in stages.
 
-Order at an interior node, in stages so that a cutoff saves the generation of
-the rest: the TT move (tried by the search before any move generation), then
-captures by MVV-LVA, then the two killer moves of the ply, then quiet moves
-(queen promotions first) by the history heuristic. Moves are handled
-as python-chess ``Move`` objects but compared through integer codes
-(``from | to << 6 | promotion << 12``), which are cheap to build, to hash and to
-store in the TT; ``Move.__eq__`` is slow. This module holds the history table
-(owned by the searcher, passed in) but no other search state, and never pushes
-moves on the board.
+A ``MovePicker`` is iterated by the search. It yields ``(stage, moves)`` pairs,
+one per stage, each stage's moves best first, and generates a stage only when
+the search asks for it, so that a cutoff in an early stage saves the work of the
+later ones (Stockfish's ``MovePicker``, Sunfish's ``moves()``). The stages of an
+interior node:
+
+1. ``STAGE_TT``: the transposition table's move, if it is pseudo-legal here;
+2. ``STAGE_GOOD_CAPTURES``: captures and capture-promotions by MVV-LVA (most
+   valuable victim, least valuable attacker), without those that lose material
+   by static exchange when ``split_bad_captures`` is set;
+3. ``STAGE_KILLERS``: the ply's two killer moves (quiet moves that caused a
+   cutoff in a sibling), if they are pseudo-legal here;
+4. ``STAGE_QUIETS``: the other non-captures by the history heuristic (queen
+   promotions first), unless the search has already searched ``quiet_limit``
+   moves (late move pruning) when the stage is reached;
+5. ``STAGE_BAD_CAPTURES``: the captures that lose material, last.
+
+In check there are two stages, the TT move and ``STAGE_EVASIONS`` (every legal
+move, ordered as above). ``MovePicker.quiescence`` gives quiescence search's
+one stage: the evasions in check, otherwise ``STAGE_NOISY``, the captures and
+queen promotions by MVV-LVA.
+
+Moves are python-chess ``Move`` objects; they are identified by integer codes
+(``from | to << 6 | promotion << 12``), which are cheap to build, compare and
+store in the TT (``Move.__eq__`` is slow). Except for the TT move and killers,
+the moves are pseudo-legal: the search tests legality where a move could leave
+the king attacked. This module reads the board and the history table it is given
+(the searcher owns it); it never pushes moves and keeps no other search state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import chess
 
+from engine.see import SEE_VALUES, see_ge
+
 _BB_SQUARES = chess.BB_SQUARES
+_BB_ALL = chess.BB_ALL
+
+STAGE_TT = 0
+STAGE_EVASIONS = 1
+STAGE_GOOD_CAPTURES = 2
+STAGE_KILLERS = 3
+STAGE_QUIETS = 4
+STAGE_BAD_CAPTURES = 5
+STAGE_NOISY = 6
+
+NO_LIMIT = 1 << 30
+"""``quiet_limit`` when late move pruning does not apply."""
+
+HISTORY_SIDE_SIZE = 64 * 64
+"""History entries per side to move: one per (from-square, to-square)."""
+HISTORY_SIZE = 2 * HISTORY_SIDE_SIZE
+"""Black's entries first, then White's: the index is
+``HISTORY_SIDE_SIZE * turn + 64 * from + to``."""
 
 CAPTURE_BASE = 1 << 24
 """Ordering score of captures and promotions, above every killer and quiet."""
@@ -44,13 +83,160 @@ def decode(code: int) -> chess.Move:
 
 
 def new_history() -> list[int]:
-    return [0] * 8192
+    return [0] * HISTORY_SIZE
 
 
 def age_history(history: list[int]) -> None:
     """Halve every entry: recent searches count more than old ones."""
     for i in range(len(history)):
         history[i] >>= 1
+
+
+class MovePicker:
+    """The moves of one node, stage by stage (see the module docstring).
+
+    The search sets ``searched`` (moves searched so far) after each stage, so that
+    the quiet stage is not even generated once ``quiet_limit`` moves are searched.
+    """
+
+    __slots__ = (
+        "board",
+        "history",
+        "in_check",
+        "killer_1",
+        "killer_2",
+        "quiescence_node",
+        "quiet_limit",
+        "searched",
+        "split_bad_captures",
+        "tt_code",
+    )
+
+    def __init__(
+        self,
+        board: chess.Board,
+        tt_code: int,
+        killer_1: int,
+        killer_2: int,
+        history: list[int],
+        in_check: bool,
+        split_bad_captures: bool = True,
+        quiet_limit: int = NO_LIMIT,
+    ) -> None:
+        self.board = board
+        self.tt_code = tt_code
+        self.killer_1 = killer_1
+        self.killer_2 = killer_2
+        self.history = history
+        self.in_check = in_check
+        self.split_bad_captures = split_bad_captures
+        self.quiet_limit = quiet_limit
+        self.searched = 0
+        self.quiescence_node = False
+
+    @classmethod
+    def quiescence(cls, board: chess.Board, history: list[int], in_check: bool) -> MovePicker:
+        """Quiescence search's picker: evasions in check, else captures and queen promotions."""
+        picker = cls(board, 0, 0, 0, history, in_check, split_bad_captures=False)
+        picker.quiescence_node = True
+        return picker
+
+    def __iter__(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
+        if self.quiescence_node:
+            return self._quiescence_stages()
+        return self._stages()
+
+    def _stages(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
+        board = self.board
+        tt_code = self.tt_code
+        if tt_code:
+            tt_move = decode(tt_code)
+            if board.is_pseudo_legal(tt_move):
+                yield STAGE_TT, (tt_move,)
+            else:
+                tt_code = 0
+        killer_1 = self.killer_1
+        killer_2 = self.killer_2
+        if self.in_check:
+            evasions = list(board.generate_legal_moves())
+            yield (
+                STAGE_EVASIONS,
+                order_moves(board, evasions, tt_code, killer_1, killer_2, self.history),
+            )
+            return
+        captures = order_captures(board, list(board.generate_pseudo_legal_captures()), tt_code)
+        bad_captures: list[chess.Move] = []
+        if self.split_bad_captures:
+            captures = split_bad_captures(board, captures, bad_captures)
+        yield STAGE_GOOD_CAPTURES, captures
+        killers = valid_killers(board, killer_1, killer_2, tt_code)
+        if killers:
+            yield STAGE_KILLERS, killers
+        if self.searched < self.quiet_limit:
+            quiets = board.generate_pseudo_legal_moves(_BB_ALL, ~board.occupied_co[not board.turn])
+            yield (
+                STAGE_QUIETS,
+                order_quiets(board, list(quiets), tt_code, killer_1, killer_2, self.history),
+            )
+        if bad_captures:
+            yield STAGE_BAD_CAPTURES, bad_captures
+
+    def _quiescence_stages(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
+        board = self.board
+        if self.in_check:
+            evasions = list(board.generate_legal_moves())
+            yield STAGE_EVASIONS, order_moves(board, evasions, -1, 0, 0, self.history)
+            return
+        noisy = list(board.generate_pseudo_legal_captures())
+        promotion_rank = chess.BB_RANK_7 if board.turn else chess.BB_RANK_2
+        if board.pawns & board.occupied_co[board.turn] & promotion_rank:
+            noisy.extend(
+                move
+                for move in board.generate_pseudo_legal_moves(
+                    board.pawns & promotion_rank,
+                    ~board.occupied & (chess.BB_RANK_8 | chess.BB_RANK_1),
+                )
+                if move.promotion == chess.QUEEN
+            )
+        if noisy:
+            yield STAGE_NOISY, order_captures(board, noisy)
+
+
+def split_bad_captures(
+    board: chess.Board, captures: list[chess.Move], bad: list[chess.Move]
+) -> list[chess.Move]:
+    """The captures that do not lose material; the others are appended to ``bad``.
+
+    Only a capture by a piece worth more than its victim can lose: the exchange
+    is evaluated for those alone.
+    """
+    piece_type_at = board.piece_type_at
+    good = []
+    for move in captures:
+        if (
+            move.promotion
+            or SEE_VALUES[piece_type_at(move.from_square) or 1]
+            <= (SEE_VALUES[piece_type_at(move.to_square) or 1])
+            or see_ge(board, move, 0)
+        ):
+            good.append(move)
+        else:
+            bad.append(move)
+    return good
+
+
+def valid_killers(
+    board: chess.Board, killer_1: int, killer_2: int, tt_code: int
+) -> list[chess.Move]:
+    """The killers that are quiet, pseudo-legal moves here and not the TT move."""
+    them = board.occupied_co[not board.turn]
+    valid = []
+    for code in (killer_1, killer_2):
+        if code and code != tt_code and not _BB_SQUARES[(code >> 6) & 63] & them:
+            move = decode(code)
+            if board.is_pseudo_legal(move):
+                valid.append(move)
+    return valid
 
 
 def order_moves(
@@ -65,7 +251,7 @@ def order_moves(
     them = board.occupied_co[not board.turn]
     piece_type_at = board.piece_type_at
     ep_square = board.ep_square
-    hist_base = 4096 if board.turn else 0
+    hist_base = HISTORY_SIDE_SIZE if board.turn else 0
     keys = []
     index = 0
     for move in moves:
@@ -95,8 +281,7 @@ def order_moves(
             score = history[hist_base + from_sq * 64 + to_sq]
         keys.append((score << _ORDER_SHIFT) | (255 - index))
         index += 1
-    keys.sort(reverse=True)
-    return [moves[255 - (k & 255)] for k in keys]
+    return _sorted(moves, keys)
 
 
 def order_captures(
@@ -118,8 +303,7 @@ def order_captures(
         if promotion:
             score += _MVV[promotion] * 8
         keys.append((score << _ORDER_SHIFT) | (255 - index))
-    keys.sort(reverse=True)
-    return [moves[255 - (k & 255)] for k in keys]
+    return _sorted(moves, keys)
 
 
 def order_quiets(
@@ -136,7 +320,7 @@ def order_quiets(
     is empty); they were searched with the captures and are dropped here.
     """
     ep_square = board.ep_square
-    hist_base = 4096 if board.turn else 0
+    hist_base = HISTORY_SIDE_SIZE if board.turn else 0
     keys = []
     for index, move in enumerate(moves):
         from_sq = move.from_square
@@ -156,5 +340,10 @@ def order_quiets(
         else:
             score = history[hist_base + from_sq * 64 + to_sq]
         keys.append((score << _ORDER_SHIFT) | (255 - index))
+    return _sorted(moves, keys)
+
+
+def _sorted(moves: Sequence[chess.Move], keys: list[int]) -> list[chess.Move]:
+    """The moves whose sort keys are ``keys``, highest key first."""
     keys.sort(reverse=True)
     return [moves[255 - (k & 255)] for k in keys]

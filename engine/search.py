@@ -3,10 +3,12 @@
 The node function is full-width alpha-beta made selective: null-move pruning,
 reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, SEE ordering and pruning of losing captures, and lazy
-evaluation in quiescence (delta pruning is there but off). Each has a
-module-level switch (constants below) so that a match can measure it;
+evaluation in quiescence. Each has a module-level switch (constants below) so
+that a match can measure it against the build without it; the Elo each one was
+measured to be worth stands beside its step in the node function.
 ``Searcher.selective = False`` turns all of them off, which makes the search
-exact (the tests compare it with plain negamax).
+exact (the tests compare it with plain negamax). Techniques that a match showed
+to be worth nothing are not in the code (git history keeps them).
 
 The searcher owns the per-search state (node counts, killers, PV table) and the
 history table that survives between searches of one game; the transposition
@@ -15,10 +17,13 @@ callback (``on_iteration``) and the returned ``SearchResult``: this module never
 prints, never reads the clock except to compare with the deadlines it was given,
 and never changes the board it was given (it searches a copy).
 
-Hot-path rules (see performance-limits.md): one board, push/pop; the Zobrist
-key and evaluation sums come from ``Position``; the TT move is tried before any
-move generation; moves are generated pseudo-legally and tested for legality
-only when they could leave the king attacked; repetition uses our key history.
+Hot-path rules: python-chess calls that scan the board or its move stack
+(``is_game_over``, ``is_repetition``, ``san``, ``copy``, ``zobrist_hash``,
+``piece_map``) cost tens of microseconds and never run per node. One board,
+push/pop; the Zobrist key and evaluation sums come from ``Position``; the move
+picker tries the TT move before any move generation; moves are generated
+pseudo-legally and tested for legality only when they could leave the king
+attacked; repetition uses our key history.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -35,7 +39,18 @@ import chess
 from engine import movepick
 from engine.evaluate import Evaluator
 from engine.features import MAX_PHASE
-from engine.movepick import decode, move_code, order_captures, order_moves, order_quiets
+from engine.movepick import (
+    HISTORY_MAX,
+    HISTORY_SIDE_SIZE,
+    NO_LIMIT,
+    STAGE_EVASIONS,
+    STAGE_QUIETS,
+    STAGE_TT,
+    MovePicker,
+    decode,
+    move_code,
+    order_moves,
+)
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
 from engine.see import SEE_VALUES, see_ge
@@ -52,6 +67,8 @@ ASPIRATION_MIN_DEPTH = 4
 """Iterations from this depth on start with a narrow window around the last score."""
 ASPIRATION_WINDOW_CP = 30
 """Half-width of the first aspiration window; doubled after every failure."""
+ASPIRATION_MAX_DELTA_CP = 1000
+"""Past this half-width the failing side of the window opens fully."""
 POLL_INTERVAL_NODES = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 SOFT_LIMIT_NEXT_ITERATION = 0.6
@@ -76,7 +93,9 @@ FUTILITY_MAX_DEPTH = 3
 FUTILITY_MARGIN_CP = (0, 130, 230, 330)
 LATE_MOVE_PRUNING = True
 """At depth 1-3 of non-PV nodes, quiet moves beyond a count are skipped."""
+LATE_MOVE_MAX_DEPTH = 3
 LATE_MOVE_COUNT = (0, 5, 8, 13)
+"""Moves searched (of any kind) after which quiets are skipped, by depth."""
 LATE_MOVE_REDUCTIONS = True
 """Late quiet moves are searched shallower, and again at full depth if they fail high."""
 LMR_MIN_DEPTH = 3
@@ -86,6 +105,8 @@ LMR_BASE = 0.75
 LMR_DIVISOR = 2.25
 LMR_GOOD_HISTORY = 1 << 12
 """A quiet move whose history is at least this is reduced one ply less."""
+LMR_MAX_MOVE_INDEX = 63
+"""The reduction table's last column: later moves are reduced as much as this one."""
 INTERNAL_ITERATIVE_REDUCTION = True
 """A node with no TT move at depth >= IIR_MIN_DEPTH is searched a ply shallower."""
 IIR_MIN_DEPTH = 4
@@ -93,29 +114,13 @@ SEE_ORDERING = True
 """Captures losing material by static exchange are tried after the quiet moves."""
 SEE_QSEARCH = True
 """Quiescence skips captures that lose material by static exchange."""
-DELTA_PRUNING = False
-"""Quiescence skips captures that cannot lift the score to alpha even if unanswered.
-Off: its leave-one-out match showed no gain (README, "Selective search")."""
-DELTA_MARGIN_CP = 200
 LAZY_EVAL = True
 """Quiescence stands pat on the material and piece-square score alone when it is
 more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
 LAZY_MARGIN_CP = 250
-SEE_QUIET_GUARD = False
-"""A quiet move that loses material by static exchange (below -margin * depth) is
-skipped at depth <= SEE_QUIET_PRUNE_DEPTH of non-PV nodes and reduced one ply more
-by LMR elsewhere."""
-SEE_QUIET_MARGIN_CP = 60
-SEE_QUIET_PRUNE_DEPTH = 3
 
 _BB_SQUARES = chess.BB_SQUARES
-_BB_ALL = chess.BB_ALL
-_KING = chess.KING
 _PAWN = chess.PAWN
-_BB_RANK_7 = chess.BB_RANK_7
-_BB_RANK_2 = chess.BB_RANK_2
-_BB_RANK_8 = chess.BB_RANK_8
-_BB_RANK_1 = chess.BB_RANK_1
 
 
 def _lines_through(square: int) -> int:
@@ -127,14 +132,11 @@ def _lines_through(square: int) -> int:
     )
 
 
-_NO_HISTORY = [0] * 8192
-
-
 def _reduction_table() -> list[list[int]]:
     """LMR plies by [depth][moves searched]: grows with log(depth) * log(move number)."""
-    table = [[0] * 64 for _ in range(MAX_PLY + 1)]
+    table = [[0] * (LMR_MAX_MOVE_INDEX + 1) for _ in range(MAX_PLY + 1)]
     for depth in range(1, MAX_PLY + 1):
-        for count in range(1, 64):
+        for count in range(1, LMR_MAX_MOVE_INDEX + 1):
             table[depth][count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
     return table
 
@@ -221,20 +223,12 @@ class Searcher:
         self.history = movepick.new_history()
         self.nodes = 0
         self.seldepth = 0
-        # Cut nodes, and those where the first move searched caused the cutoff:
-        # how good the ordering is (tests and the bench report them).
-        self.stats_cut_nodes = 0
-        self.stats_first_move_cuts = 0
-        self.stats_null_moves = 0  # null-move searches tried (tests: zugzwang guard)
         self._killers: list[list[int]] = [[0, 0] for _ in range(MAX_PLY + 1)]
         self._pv: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 1)]
         self._poll_mask = POLL_INTERVAL_NODES - 1
         self._control = SearchControl()
         self._node_limit: Optional[int] = None
         self._pos = Position(chess.Board())
-        self.ordering = True
-        """False searches moves in generation order (no TT move first, no MVV-LVA,
-        killers or history in the main search): to measure what ordering saves."""
         self.selective = True
         """False turns every pruning and reduction off (the module switches stay as
         they are): the search is then exact full-width alpha-beta."""
@@ -266,9 +260,6 @@ class Searcher:
                 self._poll_mask >>= 1
         self.nodes = 0
         self.seldepth = 0
-        self.stats_cut_nodes = 0
-        self.stats_first_move_cuts = 0
-        self.stats_null_moves = 0
         self._killers = [[0, 0] for _ in range(MAX_PLY + 1)]
         self.tt.new_search()
         movepick.age_history(self.history)
@@ -455,11 +446,11 @@ class Searcher:
             delta *= 2
             if score <= alpha:
                 alpha = max(score - delta, -INFINITE)
-                if delta > 1000:
+                if delta > ASPIRATION_MAX_DELTA_CP:
                     alpha = -INFINITE
             else:
                 beta = min(score + delta, INFINITE)
-                if delta > 1000:
+                if delta > ASPIRATION_MAX_DELTA_CP:
                     beta = INFINITE
 
     def _search_root(
@@ -603,7 +594,6 @@ class Searcher:
                     and board.move_stack[-1]
                     and board.occupied_co[us] & ~(board.pawns | board.kings)
                 ):
-                    self.stats_null_moves += 1
                     pos.push_null()
                     score = -self._negamax(
                         -beta,
@@ -627,23 +617,20 @@ class Searcher:
             depth -= 1
 
         # Frontier pruning of quiet moves (steps 11-12) applies at this node?
-        lmp_count = 1 << 30
+        lmp_count = NO_LIMIT
         futility_value = INFINITE
         if selective and not pv_node and alpha > -MATE_BOUND:
-            if LATE_MOVE_PRUNING and depth <= 3:
+            if LATE_MOVE_PRUNING and depth <= LATE_MOVE_MAX_DEPTH:
                 lmp_count = LATE_MOVE_COUNT[depth]
             if FUTILITY and depth <= FUTILITY_MAX_DEPTH:
                 futility_value = static_eval + FUTILITY_MARGIN_CP[depth]
         futile = futility_value <= alpha
         reduce = selective and LATE_MOVE_REDUCTIONS and depth >= LMR_MIN_DEPTH
-        see_guard = selective and SEE_QUIET_GUARD
-        see_prune = see_guard and not pv_node and depth <= SEE_QUIET_PRUNE_DEPTH
-        see_ordering = SEE_ORDERING and self.selective
 
-        # 10. Moves in stages, so that an early cutoff saves generating the rest:
-        #     TT move, captures by MVV-LVA that do not lose material, killers,
-        #     quiets by history, then losing captures. In check, stage 1 is every
-        #     legal evasion and there are no later stages.
+        # 10. Moves in stages from the move picker, so that an early cutoff saves
+        #     generating the rest: TT move, captures by MVV-LVA that do not lose
+        #     material, killers, quiets by history, then losing captures. In check:
+        #     the TT move, then every legal evasion.
         them_bb = board.occupied_co[not us]
         king_sq = board.king(us)
         # Only a piece on a line between its king and an enemy slider can be pinned.
@@ -657,89 +644,31 @@ class Searcher:
         searched = 0
         pruned = False
         killers = self._killers[ply]
-        killer_1, killer_2 = killers
         history = self.history
-        hist_base = 4096 if us else 0
-        moves: Sequence[chess.Move] = ()
-        bad_captures: list[chess.Move] = []
-        ordering = self.ordering
-        if not ordering:
-            tt_code = killer_1 = killer_2 = 0
-            history = _NO_HISTORY
-        for stage in range(5):
-            if stage == 0:
-                if not tt_code:
-                    continue
-                tt_move = decode(tt_code)
-                if not board.is_pseudo_legal(tt_move):
-                    tt_code = 0
-                    continue
-                moves = (tt_move,)
-            elif stage == 1:
-                if not ordering:
-                    moves = list(
-                        board.generate_legal_moves()
-                        if in_check
-                        else board.generate_pseudo_legal_captures()
-                    )
-                elif in_check:
-                    moves = order_moves(
-                        board,
-                        list(board.generate_legal_moves()),
-                        tt_code,
-                        killer_1,
-                        killer_2,
-                        history,
-                    )
-                else:
-                    moves = order_captures(
-                        board, list(board.generate_pseudo_legal_captures()), tt_code
-                    )
-                    if see_ordering:
-                        moves = self._split_bad_captures(board, moves, bad_captures)
-            elif stage == 2:
-                if in_check:
-                    break
-                moves = self._valid_killers(board, them_bb, killer_1, killer_2, tt_code)
-                if not moves:
-                    continue
-            elif stage == 3:
-                # 11. Late move pruning: at low depth, quiets this far down the
-                #     history order rarely matter.
-                if searched >= lmp_count:
-                    pruned = True
-                    continue
-                moves = order_quiets(
-                    board,
-                    list(board.generate_pseudo_legal_moves(_BB_ALL, ~them_bb)),
-                    tt_code,
-                    killer_1,
-                    killer_2,
-                    history,
-                )
-            else:
-                if not bad_captures:
-                    break
-                moves = bad_captures
+        hist_base = HISTORY_SIDE_SIZE if us else 0
+        picker = MovePicker(
+            board,
+            tt_code,
+            killers[0],
+            killers[1],
+            history,
+            in_check,
+            SEE_ORDERING and self.selective,
+            lmp_count,
+        )
+        for stage, moves in picker:
             # Legal evasions need no test; the TT move in check always gets one.
-            verify_all = in_check and stage == 0
-            verify_none = in_check and stage == 1
-            quiet_stage = stage == 3
+            verify_all = in_check and stage == STAGE_TT
+            verify_none = stage == STAGE_EVASIONS
+            quiet_stage = stage == STAGE_QUIETS
             for move in moves:
                 from_sq = move.from_square
                 to_sq = move.to_square
                 if quiet_stage and searched >= lmp_count:
+                    # 11. Late move pruning: at low depth, quiets this far down the
+                    #     history order rarely matter.
                     pruned = True
                     break
-                # The exchange on the target square, judged before the move is made.
-                losing = (
-                    see_guard
-                    and quiet_stage
-                    and searched
-                    and (see_prune or (reduce and searched >= LMR_MIN_MOVES))
-                    and not move.promotion
-                    and not see_ge(board, move, -SEE_QUIET_MARGIN_CP * depth)
-                )
                 pos.push(move)
                 if (
                     not verify_none
@@ -754,35 +683,30 @@ class Searcher:
                     pos.pop()
                     continue
                 reduction = 0
-                if quiet_stage and not move.promotion and (futile or reduce or losing):
-                    if board.is_check():
-                        pass  # checks are neither pruned nor reduced
-                    elif losing and see_prune:
-                        # 12b. SEE guard: near the horizon, a quiet move that hangs
-                        #      material is not worth a search.
-                        pos.pop()
-                        pruned = True
-                        continue
-                    elif futile:
+                # Checks are neither pruned nor reduced.
+                if (
+                    quiet_stage
+                    and (futile or (reduce and searched >= LMR_MIN_MOVES))
+                    and not move.promotion
+                    and not board.is_check()
+                ):
+                    if futile:
                         # 12. Futility: a quiet move cannot lift this node to alpha.
                         pos.pop()
                         pruned = True
                         if futility_value > best_score:
                             best_score = futility_value
                         continue
-                    elif searched >= LMR_MIN_MOVES:
-                        # 13. Late move reductions: a quiet move late in the order is
-                        #     searched shallower first (less at PV nodes and with good
-                        #     history); a fail high is searched again at full depth.
-                        reduction = _REDUCTIONS[depth][min(searched, 63)]
-                        if pv_node:
-                            reduction -= 1
-                        if history[hist_base + from_sq * 64 + to_sq] >= LMR_GOOD_HISTORY:
-                            reduction -= 1
-                        if losing:
-                            reduction += 1
-                        if reduction > depth - 2:
-                            reduction = depth - 2
+                    # 13. Late move reductions: a quiet move late in the order is
+                    #     searched shallower first (less at PV nodes and with good
+                    #     history); a fail high is searched again at full depth.
+                    reduction = _REDUCTIONS[depth][min(searched, LMR_MAX_MOVE_INDEX)]
+                    if pv_node:
+                        reduction -= 1
+                    if history[hist_base + from_sq * 64 + to_sq] >= LMR_GOOD_HISTORY:
+                        reduction -= 1
+                    if reduction > depth - 2:
+                        reduction = depth - 2
                 searched += 1
                 # A child's PV is only valid when the child was searched as a PV node.
                 full_window = pv_node
@@ -810,23 +734,21 @@ class Searcher:
                             pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
                         if alpha >= beta:
                             # 14. Cutoff: remember quiet moves that refute (killers, history).
-                            self.stats_cut_nodes += 1
-                            if searched == 1:
-                                self.stats_first_move_cuts += 1
                             if not (
                                 _BB_SQUARES[to_sq] & them_bb
                                 or move.promotion
                                 or (to_sq == ep_square and board.piece_type_at(from_sq) == _PAWN)
                             ):
-                                if killer_1 != best_code:
-                                    killers[1] = killer_1
+                                if killers[0] != best_code:
+                                    killers[1] = killers[0]
                                     killers[0] = best_code
                                 index = hist_base + from_sq * 64 + to_sq
                                 history[index] += depth * depth
-                                if history[index] >= movepick.HISTORY_MAX:
+                                if history[index] >= HISTORY_MAX:
                                     movepick.age_history(history)
                             tt.store(key, depth, TT_LOWER, score_to_tt(best_score, ply), best_code)
                             return best_score
+            picker.searched = searched
 
         # 15. No move searched: checkmate or stalemate, unless moves were pruned.
         if not searched:
@@ -837,42 +759,6 @@ class Searcher:
         bound = TT_EXACT if best_score > original_alpha else TT_UPPER
         tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
-
-    @staticmethod
-    def _split_bad_captures(
-        board: chess.Board, captures: list[chess.Move], bad: list[chess.Move]
-    ) -> list[chess.Move]:
-        """The captures that do not lose material; the others are appended to ``bad``.
-
-        Only a capture by a piece worth more than its victim can lose: the exchange
-        is evaluated for those alone.
-        """
-        piece_type_at = board.piece_type_at
-        good = []
-        for move in captures:
-            if (
-                move.promotion
-                or SEE_VALUES[piece_type_at(move.from_square) or 1]
-                <= (SEE_VALUES[piece_type_at(move.to_square) or 1])
-                or see_ge(board, move, 0)
-            ):
-                good.append(move)
-            else:
-                bad.append(move)
-        return good
-
-    @staticmethod
-    def _valid_killers(
-        board: chess.Board, them_bb: int, killer_1: int, killer_2: int, tt_code: int
-    ) -> list[chess.Move]:
-        """The killers that are quiet, pseudo-legal moves here and not the TT move."""
-        valid = []
-        for code in (killer_1, killer_2):
-            if code and code != tt_code and not _BB_SQUARES[(code >> 6) & 63] & them_bb:
-                move = decode(code)
-                if board.is_pseudo_legal(move):
-                    valid.append(move)
-        return valid
 
     def _qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
         """Captures and queen promotions until the position is quiet; evasions in check."""
@@ -889,26 +775,11 @@ class Searcher:
         if in_check:
             # Evasions: every legal move, no stand-pat (standing still is not allowed).
             best_score = -INFINITE
-            moves = order_moves(board, list(board.generate_legal_moves()), -1, 0, 0, self.history)
-            if not moves:
-                return -(MATE - ply)
-            for move in moves:
-                pos.push(move)
-                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
-                pos.pop()
-                if score > best_score:
-                    best_score = score
-                    if score > alpha:
-                        alpha = score
-                        if alpha >= beta:
-                            break
-            return best_score
-
-        # Stand pat: the side to move need not capture. Lazy evaluation: when the
-        # material and piece-square score is this far outside the window, the other
-        # terms will not bring it back, and the bound is returned without them.
-        # (features.blend inlined: this runs at every quiescence node.)
-        if LAZY_EVAL and self.selective:
+        elif LAZY_EVAL and self.selective:
+            # Stand pat: the side to move need not capture. Lazy evaluation: when the
+            # material and piece-square score is this far outside the window, the
+            # other terms will not bring it back, and the bound is returned without
+            # them. (features.blend inlined: this runs at every quiescence node.)
             phase = pos.phase if pos.phase < MAX_PHASE else MAX_PHASE
             blended = pos.mg * phase + pos.eg * (MAX_PHASE - phase)
             rough = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
@@ -927,56 +798,44 @@ class Searcher:
         if best_score > alpha:
             alpha = best_score
 
-        us = board.turn
-        captures = list(board.generate_pseudo_legal_captures())
-        promo_rank = _BB_RANK_7 if us else _BB_RANK_2
-        if board.pawns & board.occupied_co[us] & promo_rank:
-            captures.extend(
-                m
-                for m in board.generate_pseudo_legal_moves(
-                    board.pawns & promo_rank, ~board.occupied & (_BB_RANK_8 | _BB_RANK_1)
-                )
-                if m.promotion == chess.QUEEN
-            )
-        if not captures:
-            return best_score
-        king_sq = board.king(us)
+        king_sq = board.king(board.turn)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
         ep_square = board.ep_square
-        selective = self.selective
-        see_prune = SEE_QSEARCH and selective
-        # Delta pruning: a capture that leaves us below alpha even if unanswered,
-        # with a margin for positional gains, is not searched.
-        delta_base = best_score + DELTA_MARGIN_CP if DELTA_PRUNING and selective else INFINITE
+        see_prune = SEE_QSEARCH and self.selective and not in_check
         piece_type_at = board.piece_type_at
-        for move in order_captures(board, captures):
-            from_sq = move.from_square
-            if not move.promotion:
-                victim = SEE_VALUES[piece_type_at(move.to_square) or 1]
-                if delta_base + victim <= alpha:
-                    if delta_base + victim > best_score:
-                        best_score = delta_base + victim
+        for _, moves in MovePicker.quiescence(board, self.history, in_check):
+            for move in moves:
+                from_sq = move.from_square
+                risky = 0
+                if not in_check:
+                    # A capture that loses material by static exchange is not searched.
+                    if (
+                        see_prune
+                        and not move.promotion
+                        and SEE_VALUES[piece_type_at(from_sq) or 1]
+                        > SEE_VALUES[piece_type_at(move.to_square) or 1]
+                        and not see_ge(board, move, 0)
+                    ):
+                        continue
+                    # A capture onto the en passant square is en passant: two pawns
+                    # leave the rank. (Evasions are legal already.)
+                    risky = (
+                        from_sq == king_sq
+                        or _BB_SQUARES[from_sq] & lines
+                        or move.to_square == ep_square
+                    )
+                pos.push(move)
+                if risky and board.was_into_check():
+                    pos.pop()
                     continue
-                if (
-                    see_prune
-                    and SEE_VALUES[piece_type_at(from_sq) or 1] > victim
-                    and not see_ge(board, move, 0)
-                ):
-                    continue
-            # A capture onto the en passant square is en passant: two pawns leave the rank.
-            risky = (
-                from_sq == king_sq or _BB_SQUARES[from_sq] & lines or move.to_square == ep_square
-            )
-            pos.push(move)
-            if risky and board.was_into_check():
+                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
                 pos.pop()
-                continue
-            score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
-            pos.pop()
-            if score > best_score:
-                best_score = score
-                if score > alpha:
-                    alpha = score
-                    if alpha >= beta:
-                        break
+                if score > best_score:
+                    best_score = score
+                    if score > alpha:
+                        alpha = score
+                        if alpha >= beta:
+                            return best_score
+        if best_score == -INFINITE:
+            return -(MATE - ply)  # in check with no legal move: mated
         return best_score
