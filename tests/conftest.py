@@ -1,9 +1,11 @@
-"""Shared pytest helpers: where the repository and ../shared are, and running its scripts."""
+"""Shared pytest helpers: where the repository and ../shared are, running its scripts,
+and checking that a process they started is gone."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,3 +33,23 @@ def run_repo_script(
         text=True,
         timeout=timeout,
     )
+
+
+def process_gone(pid: int, wait_s: float = 5.0) -> bool:
+    """Whether process ``pid`` has ended (within ``wait_s`` seconds), from /proc alone.
+
+    A zombie counts as ended: it runs no more, and whether it is reaped at once
+    depends on what the container runs as process 1.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        # The state follows the command name, which is in parentheses.
+        if stat.rpartition(")")[2].split()[0] == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)

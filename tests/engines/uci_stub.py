@@ -9,12 +9,15 @@ when asked, misbehaving on purpose after a number of its own moves:
 * ``--fault exit``: exit with status 3 instead of answering ``go``.
 
 ``--score CP`` makes it report that score (its own point of view) and ``--sleep S``
-makes every move take S seconds. It must not search or be strong; it is test scaffolding.
+makes every move take S seconds. ``--pid-file PATH`` appends its process id there at
+start, so that a test can check that the tool driving it left no engine running.
+It must not search or be strong; it is test scaffolding.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import zlib
@@ -63,7 +66,12 @@ def main(argv: Optional[list[str]] = None, fault: str = "none") -> int:
     parser.add_argument("--score", type=int, default=0)
     parser.add_argument("--sleep", type=float, default=0.0)
     parser.add_argument("--name", default=f"stub-{fault}")
+    parser.add_argument("--pid-file", default=None, help="append this process's id here")
     args = parser.parse_args(argv)
+    if args.pid_file:
+        # Appended, one per line: a match starts several copies with the same path.
+        with open(args.pid_file, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
 
     board = chess.Board()
     played = 0
