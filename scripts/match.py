@@ -13,9 +13,10 @@ compute statistics itself, must not hide a fault (every one is counted and repor
 and must not print a traceback for bad input (one line and exit status 1). It does not
 import the Cutoff engine: engines are only ever commands.
 
-Exit status: 0 match finished (or stopped by the SPRT), 1 bad input or an engine that
-cannot start, 2 match stopped early by an engine fault (a crash without ``--recover``,
-or an engine that cannot be restarted), 130 interrupted.
+Exit status: 0 match finished (or stopped by the SPRT), 1 bad input (including an
+opening whose game is already over) or an engine that cannot start, 2 match stopped
+early by an engine fault (a crash without ``--recover``, or an engine that cannot be
+restarted), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -400,24 +401,45 @@ def _load_epd(text: str, path: str) -> list[Opening]:
                 raise MatchError(f"{path}:{number}: not a FEN/EPD position: {err}") from None
         if not board.is_valid():
             raise MatchError(f"{path}:{number}: invalid position {board.fen()}")
+        _check_not_over(board, f"{path}:{number}")
         openings.append(Opening(board.fen(), (), f"{path}:{number}"))
     return openings
+
+
+def _check_not_over(board: chess.Board, where: str) -> None:
+    """MatchError if the game would end before a move: it would be scored, unplayed."""
+    outcome = board.outcome(claim_draw=True)
+    if outcome is not None:
+        reason = outcome.termination.name.lower().replace("_", " ")
+        raise MatchError(f"{where}: the game is already over ({reason}): {board.fen()}")
+
+
+_NON_SPACE = re.compile(r"\S")
 
 
 def _load_pgn(text: str, path: str) -> list[Opening]:
     openings = []
     stream = io.StringIO(text)
     number = 0
+    # Line of the stream position, counted incrementally (a book may hold many games).
+    offset, line = 0, 1
     while True:
+        found = _NON_SPACE.search(text, offset)
+        start = found.start() if found else len(text)
+        first_line = line + text.count("\n", offset, start)
         game = chess.pgn.read_game(stream)
         if game is None:
             break
         number += 1
+        line = first_line + text.count("\n", start, stream.tell())
+        offset = stream.tell()
+        where = f"{path}:{first_line}: game {number}"
         if game.errors:
-            raise MatchError(f"{path}: game {number}: {game.errors[0]}")
+            raise MatchError(f"{where}: {game.errors[0]}")
         root = game.board()
         if not root.is_valid():
-            raise MatchError(f"{path}: game {number}: invalid start position {root.fen()}")
+            raise MatchError(f"{where}: invalid start position {root.fen()}")
+        _check_not_over(game.end().board(), where)
         openings.append(Opening(root.fen(), tuple(game.mainline_moves()), f"{path}#{number}"))
     return openings
 

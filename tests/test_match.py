@@ -229,6 +229,41 @@ def test_load_openings_epd_and_pgn(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "text", "where", "reason"),
+    [
+        ("mate.epd", f"{chess.STARTING_FEN}\n\n7k/5KQ1/8/8/8/8/8/8 b - -\n", ":3:", "checkmate"),
+        ("stale.epd", "7k/5Q2/6K1/8/8/8/8/8 b - -\n", ":1:", "stalemate"),
+        ("bare.epd", "7k/8/8/8/8/8/8/K7 w - - 0 1\n", ":1:", "insufficient material"),
+        (
+            "mate.pgn",
+            '[Event "a"]\n\n1. e4 *\n\n\n[Event "b"]\n\n1. f3 e5 2. g4 Qh4# *\n',
+            ":6: game 2:",
+            "checkmate",
+        ),
+    ],
+)
+def test_opening_already_over_is_rejected(
+    tmp_path: Path, name: str, text: str, where: str, reason: str
+) -> None:
+    # Such an opening used to be "played": scored at once, without a move.
+    book = tmp_path / name
+    book.write_text(text)
+    args = ["--engine", "a", "--engine", "b", "--depth", "1", "--openings", str(book)]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"match.py: error: {book}{where} the game is already over")
+    assert f"({reason})" in lines[0]
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["--engine", "cmd=x", "--depth", "1"],
