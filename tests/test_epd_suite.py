@@ -12,7 +12,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from tests.conftest import REPO, process_gone, run_repo_script, shared_file
+from tests.conftest import REPO, run_repo_script, shared_file, still_running
 
 
 def test_counts_solved_positions(tmp_path: Path) -> None:
@@ -235,4 +235,4 @@ def test_interrupt_prints_the_summary_and_ends_the_engine(
     summary = rest.strip().splitlines()[-1]
     assert summary.startswith("solved 1 / 1 in ") and "3 of 4 positions not run" in summary
     (pid,) = (int(text) for text in pid_file.read_text().split())
-    assert process_gone(pid)
+    assert still_running([pid]) == []
