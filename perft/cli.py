@@ -3,7 +3,9 @@
 It parses arguments, runs the walks in ``perft.core`` on suites from
 ``perft.suite``, prints results and returns the exit status: 0 all counts right,
 1 a count or a state check failed, 2 bad input. Bad input gives one line on
-stderr, never a traceback. It does not implement move counting itself.
+stderr, never a traceback. A bad suite line is one such line; the other lines are
+still checked, and the status is then 2 unless a count failed (1). It does not
+implement move counting itself.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from perft.core import (
     perft,
     perft_checked,
 )
-from perft.suite import SuiteError, load_suite, parse_fen, resolve_suite
+from perft.suite import (
+    MAX_DEPTH,
+    MAX_NUMBER_DIGITS,
+    SuiteError,
+    load_suite,
+    parse_fen,
+    resolve_suite,
+)
 
 DEFAULT_SUITE_MAX_DEPTH = 3
 """Python walks ~250k leaves/s; most suites' D4+ counts take minutes to hours."""
@@ -90,13 +99,19 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_depth(text: str, what: str, minimum: int) -> int:
+def _parse_depth(text: str, what: str, minimum: int, maximum: Optional[int] = MAX_DEPTH) -> int:
+    # The length comes first: int() refuses over 4,300 digits with its own message.
+    digits = len(text.strip().lstrip("+-"))
+    if digits > MAX_NUMBER_DIGITS:
+        raise UsageError(f"{what} has {digits} digits (at most {MAX_NUMBER_DIGITS})")
     try:
         value = int(text)
     except ValueError:
         raise UsageError(f"{what} must be an integer, got {text!r}") from None
     if value < minimum:
         raise UsageError(f"{what} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise UsageError(f"{what} must be <= {maximum}, got {value}")
     return value
 
 
@@ -162,9 +177,15 @@ def _run_position(
 def _run_suite(name: str, max_depth: int, factory: Optional[PositionFactory]) -> int:
     try:
         path, display_name = resolve_suite(name)
-        entries = load_suite(path, display_name)
+        suite = load_suite(path, display_name)
     except SuiteError as error:
         raise UsageError(str(error)) from None
+    for message in suite.errors:
+        print(f"perft: {message}", file=sys.stderr, flush=True)
+    entries = suite.entries
+    if not entries:
+        # Each bad line has had its own message; there is nothing left to check.
+        return EXIT_USAGE
 
     header = (
         f"{'#':>4}  {'FEN':<{SHORT_FEN_CHARS}}  {'depth':>5}  {'expected':>12}  "
@@ -198,12 +219,16 @@ def _run_suite(name: str, max_depth: int, factory: Optional[PositionFactory]) ->
         raise UsageError(f"{display_name}: no counts at depth <= {max_depth} to check")
     verdict = "all passed" if failures == 0 else f"{failures} FAILED"
     state = ", incremental state checked at every node" if factory is not None else ""
+    bad = len(suite.errors)
+    skipped = f"; {bad} bad line{'s' if bad != 1 else ''} skipped" if bad else ""
     print(
         f"{display_name}: {checks} checks on {len(entries)} positions (depth <= {deepest})"
-        f"{state}: {verdict}; {total_nodes:,} nodes in {total_seconds:.2f} s "
+        f"{state}: {verdict}{skipped}; {total_nodes:,} nodes in {total_seconds:.2f} s "
         f"({_rate(total_nodes, total_seconds)} nodes/s)"
     )
-    return EXIT_OK if failures == 0 else EXIT_FAILED
+    if failures:
+        return EXIT_FAILED
+    return EXIT_USAGE if suite.errors else EXIT_OK
 
 
 def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
@@ -225,7 +250,9 @@ def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
                 raise UsageError("--divide works on a single position, not with --suite")
             max_depth = DEFAULT_SUITE_MAX_DEPTH
             if args.max_depth is not None:
-                max_depth = _parse_depth(args.max_depth, "--max-depth", 1)
+                # No upper bound: suite depths are capped when read, so a large
+                # --max-depth just means "every depth in the file".
+                max_depth = _parse_depth(args.max_depth, "--max-depth", 1, maximum=None)
             return _run_suite(args.suite, max_depth, factory)
         if args.max_depth is not None:
             raise UsageError("--max-depth only applies to --suite")

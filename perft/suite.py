@@ -1,8 +1,9 @@
 """Perft suites: find a suite file and parse its ``FEN ;D1 n ;D2 n ...`` lines.
 
-Every problem in a file is reported as a ``SuiteError`` naming the file and line,
-so the command line can print one line and exit. This module does not run perft
-and prints nothing.
+Every problem in a line is a ``SuiteError`` naming the file and line; ``load_suite``
+collects them and keeps the good lines, so the command line can print one line per
+bad line and still check the rest. A file that cannot be read at all is a
+``SuiteError`` of its own. This module does not run perft and prints nothing.
 """
 
 from __future__ import annotations
@@ -25,9 +26,25 @@ SUITE_ALIASES = {
 
 _DEPTH_ENTRY = re.compile(r"D(\d+)\s+(\d+)")
 
+MAX_DEPTH = 64
+"""Deepest perft walk accepted: a walk recurses once per ply, so a depth in the
+hundreds would hit Python's recursion limit (and any depth past ~15 never ends)."""
+
+MAX_NUMBER_DIGITS = 30
+"""Longest depth or count accepted. Real perft counts have at most ~25 digits;
+checking the length first keeps ``int()`` from refusing a number (over 4,300
+digits it raises ``ValueError``) or spending quadratic time on one."""
+
 
 class SuiteError(Exception):
     """A suite that cannot be found or parsed; the message is one line."""
+
+
+def parse_number(text: str, what: str) -> int:
+    """``int(text)`` for a string of digits; ``ValueError`` naming ``what`` if too long."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{what} has {len(text)} digits (at most {MAX_NUMBER_DIGITS})")
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -115,9 +132,13 @@ def parse_suite_line(text: str, line_number: int, display_name: str) -> Optional
         match = _DEPTH_ENTRY.fullmatch(field)
         if match is None:
             raise SuiteError(f"{where}: malformed depth entry {';' + field!r} (want ';Dn count')")
-        depth, count = int(match.group(1)), int(match.group(2))
-        if depth < 1:
-            raise SuiteError(f"{where}: depth must be >= 1 in {';' + field!r}")
+        try:
+            depth = parse_number(match.group(1), "a depth")
+            count = parse_number(match.group(2), f"the count for D{depth}")
+        except ValueError as error:
+            raise SuiteError(f"{where}: {error}") from None
+        if not 1 <= depth <= MAX_DEPTH:
+            raise SuiteError(f"{where}: depth must be 1..{MAX_DEPTH} in {';' + field!r}")
         if depth in expected:
             raise SuiteError(f"{where}: depth {depth} given twice")
         expected[depth] = count
@@ -126,17 +147,35 @@ def parse_suite_line(text: str, line_number: int, display_name: str) -> Optional
     return SuiteEntry(line_number=line_number, fen=fen, expected=tuple(sorted(expected.items())))
 
 
-def load_suite(path: Path, display_name: str) -> list[SuiteEntry]:
-    """All entries of the suite at ``path``; ``SuiteError`` on the first bad line."""
+@dataclass(frozen=True)
+class Suite:
+    """The good entries of a suite file and one message per bad line."""
+
+    entries: tuple[SuiteEntry, ...]
+    errors: tuple[str, ...]
+    """``<display_name> line <n>: <reason>`` for each line that was skipped."""
+
+
+def load_suite(path: Path, display_name: str) -> Suite:
+    """The suite at ``path``; a bad line is skipped and its message kept in ``errors``.
+
+    Raises ``SuiteError`` only when the file cannot be read or has no position
+    lines at all (neither good nor bad).
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise SuiteError(f"cannot read {display_name}: {error}") from None
     entries: list[SuiteEntry] = []
+    errors: list[str] = []
     for line_number, line in enumerate(text.splitlines(), start=1):
-        entry = parse_suite_line(line, line_number, display_name)
+        try:
+            entry = parse_suite_line(line, line_number, display_name)
+        except SuiteError as error:
+            errors.append(str(error))
+            continue
         if entry is not None:
             entries.append(entry)
-    if not entries:
+    if not entries and not errors:
         raise SuiteError(f"{display_name}: no positions in the file")
-    return entries
+    return Suite(tuple(entries), tuple(errors))

@@ -5,6 +5,17 @@ of the ``am`` moves). Each position gets a fixed time (``--time``) or depth.
 The engine is any UCI command (default: Cutoff as ``python -m engine``).
 This script measures; it must not change the engine.
 
+Bad input never ends the run with a traceback: a bad line (not UTF-8, not EPD, an
+unplayable position, no ``bm``/``am``) gets one line on stderr naming the file and
+line and is skipped; the other positions are still run. An engine that dies, or
+stops answering, ends the run, but the summary of what was solved is still printed,
+as it is after Ctrl-C or SIGTERM.
+
+Exit status: 0 every position was run; 1 something failed on the way (a bad line
+was skipped, the engine could not start, made an error or died); 2 usage error (bad
+option value, unreadable or empty suite file); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM).
+
 Usage: python scripts/epd_suite.py SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
        [--limit N]
 """
@@ -12,57 +23,262 @@ Usage: python scripts/epd_suite.py SUITE.epd [--time 1.0 | --depth N] [--engine 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import math
 import shlex
+import signal
 import sys
 import time
+from dataclasses import dataclass
+from types import FrameType
+from typing import NoReturn, Optional, Union
 
 import chess
 import chess.engine
 
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# Seconds the engine gets to answer `uci` (python-chess's default of 10 s is short
+# for a Python engine on a loaded machine), and to exit after `quit`.
+ENGINE_TIMEOUT_S = 30.0
+
+# Positions an engine cannot be asked about: python-chess would send them, and an
+# engine may crash on them (Stockfish does on a missing king).
+UNPLAYABLE = (
+    chess.STATUS_EMPTY
+    | chess.STATUS_NO_WHITE_KING
+    | chess.STATUS_NO_BLACK_KING
+    | chess.STATUS_TOO_MANY_KINGS
+    | chess.STATUS_OPPOSITE_CHECK
+    | chess.STATUS_PAWNS_ON_BACKRANK
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse's own error() prints a usage block too; the project wants one line.
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+class TerminatedError(Exception):
+    """SIGTERM, raised in the main thread so that the summary is still printed."""
+
+
+def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:
+    raise TerminatedError
+
+
+@dataclass(frozen=True)
+class Position:
+    """One usable suite line: the board and what counts as solving it."""
+
+    line_number: int
+    board: chess.Board
+    best: tuple[chess.Move, ...]
+    avoid: tuple[chess.Move, ...]
+    name: str
+
+
+def parse_line(line: str, line_number: int) -> Position:
+    """A position from one EPD line; ``ValueError`` with a one-line reason if unusable."""
+    board, ops = chess.Board.from_epd(line)
+    status = board.status() & UNPLAYABLE
+    if status:
+        problems = [
+            (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")
+            for flag in chess.Status
+            if flag & status
+        ]
+        raise ValueError(f"unplayable position: {', '.join(problems)}")
+    if not any(board.generate_legal_moves()):
+        raise ValueError("no legal moves (checkmate or stalemate)")
+    best, avoid = ops.get("bm", []), ops.get("am", [])
+    if not isinstance(best, list) or not isinstance(avoid, list):
+        raise ValueError("bm and am must be moves")
+    if not best and not avoid:
+        # Without them every move would count as solved.
+        raise ValueError("no bm or am operation")
+    return Position(line_number, board, tuple(best), tuple(avoid), str(ops.get("id", "")))
+
+
+def read_suite(path: str) -> list[Union[Position, str]]:
+    """Each non-blank line as a Position, or as the one-line error for a bad line.
+
+    Lines are decoded one by one, so a stray non-UTF-8 byte costs one line, not the
+    file. Raises ``OSError`` if the file cannot be read.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    items: list[Union[Position, str]] = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        where = f"{path} line {number}"
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as error:
+            items.append(f"{where}: not UTF-8 text (byte 0x{raw[error.start]:02x})")
+            continue
+        if not line:
+            continue
+        try:
+            items.append(parse_line(line, number))
+        except ValueError as error:
+            items.append(f"{where}: {error}")
+    return items
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="epd_suite", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("suite", help="EPD file with bm/am operations")
     parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
     parser.add_argument("--depth", type=int, default=None, help="fixed depth instead of time")
     parser.add_argument("--engine", default=f"{sys.executable} -m engine", help="UCI command")
     parser.add_argument("--limit", type=int, default=None, help="only the first N positions")
+    return parser
+
+
+def start_engine(command: list[str]) -> chess.engine.SimpleEngine:
+    """The engine, after ``uciok``; ``RuntimeError`` with a one-line reason if it fails."""
+    what = f"engine {shlex.join(command)!r}"
+    try:
+        return chess.engine.SimpleEngine.popen_uci(command, timeout=ENGINE_TIMEOUT_S)
+    except OSError as error:
+        raise RuntimeError(f"{what} cannot be started: {error.strerror or error}") from None
+    except chess.engine.EngineError as error:
+        raise RuntimeError(f"{what} did not start: {error}") from None
+    except (asyncio.TimeoutError, TimeoutError):
+        raise RuntimeError(f"{what} sent no uciok within {ENGINE_TIMEOUT_S:g} s") from None
+
+
+def stop_engine(engine: chess.engine.SimpleEngine, polite: bool) -> None:
+    """Quit (or, when not ``polite``, kill at once) and make sure the process is gone."""
+    if polite:
+        with contextlib.suppress(chess.engine.EngineError, asyncio.TimeoutError, TimeoutError):
+            engine.quit()
+    # close() kills a process that is still running; the interpreter then waits for
+    # python-chess's thread, which ends once the process has exited.
+    engine.close()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.depth is not None and args.depth < 1:
+        parser.error(f"--depth must be >= 1, got {args.depth}")
+    if not args.time > 0 or math.isinf(args.time):
+        parser.error(f"--time must be a positive number of seconds, got {args.time}")
+    if args.limit is not None and args.limit < 1:
+        parser.error(f"--limit must be >= 1, got {args.limit}")
     try:
-        with open(args.suite, encoding="utf-8") as handle:
-            lines = [line.strip() for line in handle if line.strip()]
-    except OSError as exc:
-        print(f"epd_suite: cannot read {args.suite}: {exc.strerror}", file=sys.stderr)
-        return 2
+        command = shlex.split(args.engine)
+    except ValueError as error:
+        parser.error(f"--engine {args.engine!r}: {error}")
+    if not command:
+        parser.error("--engine is empty")
+    try:
+        items = read_suite(args.suite)
+    except OSError as error:
+        print(f"epd_suite: cannot read {args.suite}: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    if not items:
+        print(f"epd_suite: no positions in {args.suite}", file=sys.stderr)
+        return EXIT_USAGE
     if args.limit is not None:
-        lines = lines[: args.limit]
+        positions_seen = 0
+        for index, item in enumerate(items):
+            positions_seen += isinstance(item, Position)
+            if positions_seen == args.limit:
+                items = items[: index + 1]
+                break
     limit = (
-        chess.engine.Limit(depth=args.depth) if args.depth else chess.engine.Limit(time=args.time)
+        chess.engine.Limit(depth=args.depth)
+        if args.depth is not None
+        else chess.engine.Limit(time=args.time)
     )
-    solved = 0
+    planned = sum(isinstance(item, Position) for item in items)
+    return run_suite(args.suite, command, items, limit, planned)
+
+
+def run_suite(
+    suite: str,
+    command: list[str],
+    items: list[Union[Position, str]],
+    limit: chess.engine.Limit,
+    planned: int,
+) -> int:
+    """Play every position, print one line each and the summary; return the exit status."""
+    solved = tried = bad_lines = engine_errors = 0
+    stopped: Optional[str] = None
+    status = EXIT_OK
     start = time.monotonic()
-    engine = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
+    engine: Optional[chess.engine.SimpleEngine] = None
+    polite = True
+    if planned:
+        try:
+            engine = start_engine(command)
+        except RuntimeError as error:
+            print(f"epd_suite: {error}", file=sys.stderr)
+            return EXIT_FAILED
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        for number, line in enumerate(lines, start=1):
-            try:
-                board, ops = chess.Board.from_epd(line)
-            except ValueError as exc:
-                print(f"epd_suite: {args.suite} line {number}: {exc}", file=sys.stderr)
+        for item in items:
+            if isinstance(item, str):
+                print(f"epd_suite: {item}", file=sys.stderr, flush=True)
+                bad_lines += 1
                 continue
-            result = engine.play(board, limit, game=number)
-            best = ops.get("bm", [])
-            avoid = ops.get("am", [])
-            ok = result.move is not None and (not best or result.move in best)
-            ok = ok and result.move not in avoid
+            assert engine is not None
+            where = f"{suite} line {item.line_number}"
+            try:
+                result = engine.play(item.board, limit, game=item.line_number)
+            except chess.engine.EngineTerminatedError as error:
+                stopped = f"the engine died at {where}: {error}"
+                polite = False
+                break
+            except (asyncio.TimeoutError, TimeoutError):
+                stopped = f"the engine gave no move at {where}"
+                polite = False
+                break
+            except chess.engine.EngineError as error:
+                print(f"epd_suite: {where}: engine error: {error}", file=sys.stderr, flush=True)
+                engine_errors += 1
+                tried += 1
+                continue
+            tried += 1
+            move = result.move
+            ok = move is not None and (not item.best or move in item.best)
+            ok = ok and move not in item.avoid
             solved += ok
-            name = ops.get("id", f"#{number}")
-            move = board.san(result.move) if result.move else "(none)"
-            print(f"{name!s:12} {move:8} {'ok' if ok else '--'}", flush=True)
+            name = item.name or f"#{item.line_number}"
+            shown = "(none)" if move is None else item.board.san(move)
+            print(f"{name:12} {shown:8} {'ok' if ok else '--'}", flush=True)
+    except KeyboardInterrupt:
+        stopped, status, polite = "interrupted", EXIT_INTERRUPTED, False
+    except TerminatedError:
+        stopped, status, polite = "terminated", EXIT_TERMINATED, False
     finally:
-        engine.quit()
+        signal.signal(signal.SIGTERM, previous_handler)
+        if engine is not None:
+            stop_engine(engine, polite)
+    if stopped is not None and status == EXIT_OK:
+        print(f"epd_suite: {stopped}", file=sys.stderr, flush=True)
+        status = EXIT_FAILED
+    elif bad_lines or engine_errors:
+        status = max(status, EXIT_FAILED)
     seconds = time.monotonic() - start
-    print(f"solved {solved} / {len(lines)} in {seconds:.0f} s")
-    return 0
+    notes = []
+    if bad_lines:
+        notes.append(f"{bad_lines} bad line{'s' if bad_lines != 1 else ''} skipped")
+    if engine_errors:
+        notes.append(f"{engine_errors} engine error{'s' if engine_errors != 1 else ''}")
+    if stopped is not None:
+        notes.append(f"{stopped}; {planned - tried} of {planned} positions not run")
+    extra = f" ({'; '.join(notes)})" if notes else ""
+    print(f"solved {solved} / {tried} in {seconds:.0f} s{extra}", flush=True)
+    return status
 
 
 if __name__ == "__main__":

@@ -13,9 +13,15 @@ compute statistics itself, must not hide a fault (every one is counted and repor
 and must not print a traceback for bad input (one line and exit status 1). It does not
 import the Cutoff engine: engines are only ever commands.
 
-Exit status: 0 match finished (or stopped by the SPRT), 1 bad input or an engine that
-cannot start, 2 match stopped early by an engine fault (a crash without ``--recover``,
-or an engine that cannot be restarted), 130 interrupted.
+Ctrl-C (SIGINT) and SIGTERM end the engines (``quit``, then a kill after a second),
+keep the PGN of the finished games and print the summary of those games; a game still
+in progress is not counted. The engines run in their own process group, so that a
+Ctrl-C in the terminal reaches only this runner and is not scored as engine crashes.
+
+Exit status: 0 match finished (or stopped by the SPRT), 1 bad input (including an
+opening whose game is already over) or an engine that cannot start, 2 match stopped
+early by an engine fault (a crash without ``--recover``, or an engine that cannot be
+restarted), 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import os
 import random
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -57,6 +64,11 @@ DEFAULT_OPENINGS = SCRIPT_DIR / "openings" / "noob3_500.epd"
 STARTUP_TIMEOUT_S = 30.0
 # Seconds an engine gets to exit after `quit` before it is killed (cutechess waits 5 s).
 QUIT_TIMEOUT_S = 5.0
+# The same when the runner is interrupted: supervisors follow SIGTERM with SIGKILL after
+# a grace period (often 10 s), and an engine deep in a search may not read `quit` at all.
+INTERRUPT_QUIT_TIMEOUT_S = 1.0
+# Signals that stop the match with a summary of the games played.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Extra seconds beyond the time budget before a silent engine counts as stalled.
 DEFAULT_STALL_TIMEOUT_S = 10.0
 # The same when no clock limits the move (depth / nodes only): searches may be long.
@@ -280,8 +292,10 @@ class EngineProcess:
         """Spawn, handshake and configure; raise MatchError with the reason on failure."""
         what = f"engine {self.name!r} ({shlex.join(self.spec.command)})"
         try:
+            # setpgrp: a Ctrl-C in the terminal goes to the whole foreground process
+            # group; the runner ends its engines itself, after recording the games.
             transport, protocol = await _RecordingUciProtocol.popen(
-                self.spec.command, cwd=self.spec.workdir, stderr=subprocess.PIPE
+                self.spec.command, cwd=self.spec.workdir, stderr=subprocess.PIPE, setpgrp=True
             )
         except OSError as err:
             raise MatchError(f"{what} cannot be started: {err.strerror or err}") from None
@@ -330,11 +344,11 @@ class EngineProcess:
         self.transport = None
         self.protocol = None
 
-    async def quit(self) -> None:
+    async def quit(self, timeout_s: float = QUIT_TIMEOUT_S) -> None:
         protocol = self.protocol
         if protocol is not None and not protocol.returncode.done():
             with contextlib.suppress(asyncio.TimeoutError, chess.engine.EngineError):
-                await asyncio.wait_for(protocol.quit(), QUIT_TIMEOUT_S)
+                await asyncio.wait_for(protocol.quit(), timeout_s)
         self.kill()
 
     def exit_description(self) -> str:
@@ -400,24 +414,45 @@ def _load_epd(text: str, path: str) -> list[Opening]:
                 raise MatchError(f"{path}:{number}: not a FEN/EPD position: {err}") from None
         if not board.is_valid():
             raise MatchError(f"{path}:{number}: invalid position {board.fen()}")
+        _check_not_over(board, f"{path}:{number}")
         openings.append(Opening(board.fen(), (), f"{path}:{number}"))
     return openings
+
+
+def _check_not_over(board: chess.Board, where: str) -> None:
+    """MatchError if the game would end before a move: it would be scored, unplayed."""
+    outcome = board.outcome(claim_draw=True)
+    if outcome is not None:
+        reason = outcome.termination.name.lower().replace("_", " ")
+        raise MatchError(f"{where}: the game is already over ({reason}): {board.fen()}")
+
+
+_NON_SPACE = re.compile(r"\S")
 
 
 def _load_pgn(text: str, path: str) -> list[Opening]:
     openings = []
     stream = io.StringIO(text)
     number = 0
+    # Line of the stream position, counted incrementally (a book may hold many games).
+    offset, line = 0, 1
     while True:
+        found = _NON_SPACE.search(text, offset)
+        start = found.start() if found else len(text)
+        first_line = line + text.count("\n", offset, start)
         game = chess.pgn.read_game(stream)
         if game is None:
             break
         number += 1
+        line = first_line + text.count("\n", start, stream.tell())
+        offset = stream.tell()
+        where = f"{path}:{first_line}: game {number}"
         if game.errors:
-            raise MatchError(f"{path}: game {number}: {game.errors[0]}")
+            raise MatchError(f"{where}: {game.errors[0]}")
         root = game.board()
         if not root.is_valid():
-            raise MatchError(f"{path}: game {number}: invalid start position {root.fen()}")
+            raise MatchError(f"{where}: invalid start position {root.fen()}")
+        _check_not_over(game.end().board(), where)
         openings.append(Opening(root.fen(), tuple(game.mainline_moves()), f"{path}#{number}"))
     return openings
 
@@ -1014,13 +1049,18 @@ class Match:
         self.next_job = 0
         self.stop_reason: Optional[str] = None
         self.aborted = False
+        # The name of the signal (SIGINT, SIGTERM) that stopped the match, if one did.
+        self.interrupted: Optional[str] = None
+        self.games_in_progress = 0
+        self.engines: list[EngineProcess] = []
+        self.ending_engines: Optional[asyncio.Task[None]] = None
         self.sprt_result: Optional[str] = None
         self.started = time.monotonic()
         self.pgn_file: Optional[TextIO] = None
         self.progress_is_tty = sys.stderr.isatty()
 
     def take_job(self) -> Optional[GameJob]:
-        if self.next_job >= len(self.jobs) or self.aborted:
+        if self.next_job >= len(self.jobs) or self.aborted or self.interrupted:
             return None
         job = self.jobs[self.next_job]
         # After an SPRT decision only the second game of an already started pair is
@@ -1034,6 +1074,28 @@ class Match:
         if not self.aborted:
             self.aborted = True
             self.stop_reason = reason
+
+    def interrupt(self, signal_name: str) -> None:
+        """Stop the match for a signal: no new game, and every engine is ended now.
+
+        Ending the engines is what stops the games in progress: each pending engine
+        call fails, the game returns, and its worker drops it unrecorded. (Cancelling
+        the tasks instead is not reliable: asyncio.wait_for before Python 3.12 loses
+        a cancellation that arrives as its awaitable completes.)
+        """
+        if self.interrupted is not None:
+            return
+        self.interrupted = signal_name
+        unfinished = self.games_in_progress
+        self.stop_reason = f"interrupted by {signal_name}" + (
+            f" ({unfinished} unfinished game{'s' if unfinished != 1 else ''} not counted)"
+            if unfinished
+            else ""
+        )
+        self.ending_engines = asyncio.ensure_future(self._end_engines())
+
+    async def _end_engines(self) -> None:
+        await asyncio.gather(*(engine.quit(INTERRUPT_QUIT_TIMEOUT_S) for engine in self.engines))
 
     def record(self, rec: GameRecord) -> None:
         self.tally.add(rec)
@@ -1099,15 +1161,25 @@ class Match:
                         try:
                             await engine.start()
                         except MatchError as err:
-                            self.abort(f"cannot restart engine: {err}")
+                            if not self.interrupted:
+                                self.abort(f"cannot restart engine: {err}")
                             return
+                if self.interrupted:
+                    return  # the signal came while an engine was (re)starting
+                self.games_in_progress += 1
                 rec = await play_game(job, engines, self.cfg)
+                self.games_in_progress -= 1
+                if self.interrupted:
+                    # Ended by interrupt() (the engines were stopped under it), or
+                    # finished as the signal came: counted as unfinished either way.
+                    return
                 self.record(rec)
                 if rec.fault_slot is not None:
                     self._after_fault(engines[rec.fault_slot], rec)
         finally:
+            timeout_s = INTERRUPT_QUIT_TIMEOUT_S if self.interrupted else QUIT_TIMEOUT_S
             for engine in engines:
-                await engine.quit()
+                await engine.quit(timeout_s)
 
     def _after_fault(self, engine: EngineProcess, rec: GameRecord) -> None:
         if rec.fault_kind == "crash" and not self.cfg.recover:
@@ -1129,17 +1201,15 @@ class Match:
                     f"cannot write PGN {self.cfg.pgn_path!r}: {err.strerror}"
                 ) from None
         try:
-            workers = [self.worker(first_engines)]
+            engine_sets = [first_engines]
             for _ in range(min(self.cfg.concurrency, len(self.jobs)) - 1):
-                workers.append(
-                    self.worker(
-                        [
-                            EngineProcess(spec, name)
-                            for spec, name in zip(self.cfg.specs, self.names)
-                        ]
-                    )
+                engine_sets.append(
+                    [EngineProcess(spec, name) for spec, name in zip(self.cfg.specs, self.names)]
                 )
-            await asyncio.gather(*workers)
+            self.engines = [engine for engines in engine_sets for engine in engines]
+            await asyncio.gather(*(self.worker(engines) for engines in engine_sets))
+            if self.ending_engines is not None:
+                await self.ending_engines
         finally:
             if self.pgn_file is not None:
                 self.pgn_file.close()
@@ -1243,6 +1313,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         "faults": {match.names[slot]: dict(t.faults[slot]) for slot in (0, 1)},
         "stopped": match.stop_reason,
         "aborted": match.aborted,
+        "interrupted": match.interrupted,
         "openings": cfg.openings_path,
         "pgn": cfg.pgn_path,
         "seconds": round(time.monotonic() - match.started, 3),
@@ -1310,10 +1381,69 @@ def format_summary(s: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- entry point
 
 
+class MatchInterruptedError(Exception):
+    """A stop signal came while the engines were starting: no game, nothing to summarise."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+class _StopSignals:
+    """SIGINT/SIGTERM handlers that stop the run cleanly instead of killing the runner.
+
+    While the engines start, a signal cancels that step (the engines started so far
+    are killed); once the match runs, it is handed to ``Match.interrupt``, which ends
+    the engines and lets the match return with the games played so far.
+    """
+
+    def __init__(self) -> None:
+        self.signal_name: Optional[str] = None
+        self.task: Optional[asyncio.Future[Any]] = None
+        self.match: Optional[Match] = None
+
+    def __enter__(self) -> _StopSignals:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            # Not on Windows' event loops; Ctrl-C then ends the runner as before.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self._received, signum)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+
+    def _received(self, signum: int) -> None:
+        if self.signal_name is not None:
+            return  # already stopping; the engines have their short quit timeout
+        self.signal_name = signal.Signals(signum).name
+        if self.match is not None:
+            self.match.interrupt(self.signal_name)
+        elif self.task is not None:
+            self.task.cancel()
+
+
 async def run_match(cfg: Config) -> Match:
-    first_engines, names = await start_first_engines(cfg)
-    match = Match(cfg, names)
-    await match.run(first_engines)
+    """Play the match; a stop signal ends it early with the games played so far."""
+    with _StopSignals() as stop:
+        stop.task = asyncio.ensure_future(start_first_engines(cfg))
+        try:
+            first_engines, names = await stop.task
+        except asyncio.CancelledError:
+            if stop.signal_name is None:
+                raise
+            raise MatchInterruptedError(stop.signal_name) from None
+        if stop.signal_name is not None:
+            # The signal came as the start-up finished (its cancellation was lost).
+            for engine in first_engines:
+                await engine.quit(INTERRUPT_QUIT_TIMEOUT_S)
+            raise MatchInterruptedError(stop.signal_name)
+        match = Match(cfg, names)
+        stop.match = match
+        await match.run(first_engines)
     return match
 
 
@@ -1330,9 +1460,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except MatchError as err:
         print(f"match.py: error: {err}", file=sys.stderr)
         return 1
+    except MatchInterruptedError as stop:
+        print(f"match.py: interrupted by {stop.signal_name} before any game", file=sys.stderr)
+        return 128 + signal.Signals[stop.signal_name].value
     except KeyboardInterrupt:
         print("match.py: interrupted", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT
     summary = summary_dict(match)
     text = format_summary(summary)
     if cfg.json_path == "-":
@@ -1351,6 +1484,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     file=sys.stderr,
                 )
                 return 1
+    if match.interrupted is not None:
+        return 128 + signal.Signals[match.interrupted].value
     return 2 if match.aborted else 0
 
 

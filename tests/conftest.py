@@ -1,9 +1,14 @@
-"""Shared pytest helpers: where the repository and ../shared are, and running its scripts."""
+"""Shared pytest helpers: where the repository and ../shared are, running its scripts,
+and checking that a process they started is gone."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,3 +36,52 @@ def run_repo_script(
         text=True,
         timeout=timeout,
     )
+
+
+def process_gone(pid: int, wait_s: float = 5.0) -> bool:
+    """Whether process ``pid`` has ended (within ``wait_s`` seconds), from /proc alone.
+
+    A zombie counts as ended: it runs no more, and whether it is reaped at once
+    depends on what the container runs as process 1.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        # The state follows the command name, which is in parentheses.
+        if stat.rpartition(")")[2].split()[0] == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``, from /proc alone (no psutil)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # ended while we looked
+        # Fields after the parenthesised command name: state, ppid, ...
+        if int(stat.rpartition(")")[2].split()[1]) == pid:
+            children.append(int(entry.name))
+    return children
+
+
+def still_running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that have not ended within a few seconds, killed now.
+
+    A test asserts the result is empty; killing them first keeps a failing test
+    from leaving engines running on a shared machine.
+    """
+    left = [pid for pid in pids if not process_gone(pid)]
+    for pid in left:
+        with contextlib.suppress(OSError):  # it ended after all
+            os.kill(pid, signal.SIGKILL)
+    return left

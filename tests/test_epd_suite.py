@@ -1,12 +1,18 @@
-"""scripts/epd_suite.py through its command line, on WAC positions."""
+"""scripts/epd_suite.py through its command line: WAC positions with Cutoff, and bad
+input, engine faults and interruptions with the stub engines of tests/engines."""
 
 from __future__ import annotations
 
+import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, shared_file
+import chess
+import pytest
+
+from tests.conftest import REPO, run_repo_script, shared_file, still_running
 
 
 def test_counts_solved_positions(tmp_path: Path) -> None:
@@ -42,3 +48,191 @@ def test_missing_file_is_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
+
+
+# --- bad input and faults, with the stub engines of tests/engines ------------------
+
+ENGINES = REPO / "tests" / "engines"
+sys.path.insert(0, str(ENGINES))
+
+from uci_stub import pick_move  # noqa: E402  (tests/engines is not a package)
+
+# Positions where the stub's move is known (it picks from the FEN alone).
+BOARDS = [
+    chess.Board(),
+    chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"),
+    chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"),
+    chess.Board("8/8/8/4k3/8/8/8/4K2R w K - 0 1"),
+]
+
+
+def epd_line(board: chess.Board, number: int, solved: bool = True) -> str:
+    """An EPD line the stub engine solves (its own move as bm) or fails (as am)."""
+    # The stub sees the position as read from the EPD, with its move counters reset.
+    board = chess.Board.from_epd(board.epd())[0]
+    move = board.san(pick_move(board))
+    return f'{board.epd()} {"bm" if solved else "am"} {move}; id "p{number}";'
+
+
+def stub(script: str = "uci_stub.py", *args: str) -> str:
+    return shlex.join([sys.executable, str(ENGINES / script), *args])
+
+
+def write_suite(path: Path, *lines: str) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stderr.strip().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("engine", "status", "fragment"),
+    [
+        ("/nonexistent/engine", 1, "cannot be started: No such file or directory"),
+        ("", 2, "--engine is empty"),
+        ("/bin/true", 1, "did not start: engine process died unexpectedly"),
+        ("'unclosed", 2, "No closing quotation"),
+        (str(REPO / "README.md"), 1, "cannot be started: Permission denied"),
+    ],
+)
+def test_engine_that_cannot_start_is_one_line(
+    tmp_path: Path, engine: str, status: int, fragment: str
+) -> None:
+    suite = write_suite(tmp_path / "s.epd", epd_line(BOARDS[0], 1))
+    done = run_repo_script("epd_suite.py", str(suite), "--engine", engine, "--depth", "1")
+    lines = error_lines(done)
+    assert done.returncode == status, done.stderr
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert lines[0].startswith("epd_suite: ")
+
+
+def test_engine_crash_mid_suite_still_prints_the_summary(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path / "s.epd", *(epd_line(board, i, i != 2) for i, board in enumerate(BOARDS, 1))
+    )
+    engine = stub("exit_midgame.py", "--after", "2")
+    done = run_repo_script("epd_suite.py", str(suite), "--engine", engine, "--depth", "1")
+    assert done.returncode == 1
+    assert error_lines(done) == [
+        f"epd_suite: the engine died at {suite} line 3: "
+        "engine process died unexpectedly (exit code: 3)"
+    ]
+    out = done.stdout.strip().splitlines()
+    assert [line.split()[0] for line in out[:2]] == ["p1", "p2"]
+    assert out[-1].startswith("solved 1 / 2 in ")
+    assert "2 of 4 positions not run" in out[-1]
+
+
+def test_bad_lines_are_skipped_and_the_rest_run(tmp_path: Path) -> None:
+    suite = tmp_path / "s.epd"
+    suite.write_bytes(
+        b"\n".join(
+            [
+                epd_line(BOARDS[0], 1).encode(),
+                b"\xff\xfe not utf-8",
+                b"k7/8/8/8/8/8/8/R7 w - - bm Ra2;",  # no white king
+                b'7k/5KQ1/8/8/8/8/8/8 b - - id "mated";',
+                b"",
+                b"nonsense",
+                b'4k3/8/8/8/8/8/4P3/4K3 w - - id "no bm";',
+                epd_line(BOARDS[1], 8, solved=False).encode(),
+            ]
+        )
+        + b"\n"
+    )
+    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub(), "--depth", "1")
+    assert done.returncode == 1
+    lines = error_lines(done)
+    expected = {
+        2: "not UTF-8 text",
+        3: "no white king",
+        4: "no legal moves",
+        6: "nonsense",
+        7: "no bm or am",
+    }
+    assert len(lines) == len(expected), lines
+    for line, (number, fragment) in zip(lines, expected.items()):
+        assert line.startswith(f"epd_suite: {suite} line {number}: ") and fragment in line
+    out = done.stdout.strip().splitlines()
+    assert [line.split()[::2] for line in out[:2]] == [["p1", "ok"], ["p8", "--"]]
+    assert out[-1].startswith("solved 1 / 2 in ") and "(5 bad lines skipped)" in out[-1]
+
+
+def test_limit_counts_positions(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path / "s.epd", "bad line", *(epd_line(board, i) for i, board in enumerate(BOARDS, 1))
+    )
+    done = run_repo_script(
+        "epd_suite.py", str(suite), "--engine", stub(), "--depth", "1", "--limit", "2"
+    )
+    assert done.returncode == 1, done.stderr  # the bad line
+    assert done.stdout.strip().splitlines()[-1].startswith("solved 2 / 2 in ")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--depth", "-1"], "--depth must be >= 1"),
+        (["--depth", "0"], "--depth must be >= 1"),
+        (["--time", "-1"], "--time must be a positive number"),
+        (["--time", "0"], "--time must be a positive number"),
+        (["--time", "nan"], "--time must be a positive number"),
+        (["--time", "inf"], "--time must be a positive number"),
+        (["--limit", "0"], "--limit must be >= 1"),
+        (["--depth", "x"], "invalid int value"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], fragment: str) -> None:
+    suite = write_suite(tmp_path / "s.epd", epd_line(BOARDS[0], 1))
+    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub(), *args)
+    assert done.returncode == 2
+    lines = error_lines(done)
+    assert len(lines) == 1 and lines[0].startswith("epd_suite: error: ") and fragment in lines[0]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n"])
+def test_empty_suite_is_an_error(tmp_path: Path, content: str) -> None:
+    suite = tmp_path / "empty.epd"
+    suite.write_text(content)
+    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub())
+    assert done.returncode == 2
+    assert error_lines(done) == [f"epd_suite: no positions in {suite}"]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_prints_the_summary_and_ends_the_engine(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    # The engine answers the first position and then never again (--depth: no timeout).
+    suite = write_suite(tmp_path / "s.epd", *(epd_line(b, i) for i, b in enumerate(BOARDS, 1)))
+    pid_file = tmp_path / "engine.pid"
+    engine = stub("hang.py", "--after", "1", "--pid-file", str(pid_file))
+    script = str(REPO / "scripts" / "epd_suite.py")
+    proc = subprocess.Popen(
+        [sys.executable, script, str(suite), "--engine", engine, "--depth", "1"],
+        cwd=str(REPO),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.split()[::2] == ["p1", "ok"], first
+        proc.send_signal(signum)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    summary = rest.strip().splitlines()[-1]
+    assert summary.startswith("solved 1 / 1 in ") and "3 of 4 positions not run" in summary
+    (pid,) = (int(text) for text in pid_file.read_text().split())
+    assert still_running([pid]) == []

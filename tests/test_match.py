@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -39,6 +41,8 @@ needs_stockfish = pytest.mark.skipif(
 sys.path.insert(0, str(SCRIPTS))
 
 import match as runner  # noqa: E402  (scripts/ is not a package)
+
+from tests.conftest import child_pids, still_running  # noqa: E402
 
 
 def stub(script: str = "uci_stub.py", *args: str, name: Optional[str] = None) -> str:
@@ -226,6 +230,41 @@ def test_load_openings_epd_and_pgn(tmp_path: Path) -> None:
     bad.write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\nnonsense\n")
     with pytest.raises(runner.MatchError, match=r"bad\.epd:2"):
         runner.load_openings(str(bad))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where", "reason"),
+    [
+        ("mate.epd", f"{chess.STARTING_FEN}\n\n7k/5KQ1/8/8/8/8/8/8 b - -\n", ":3:", "checkmate"),
+        ("stale.epd", "7k/5Q2/6K1/8/8/8/8/8 b - -\n", ":1:", "stalemate"),
+        ("bare.epd", "7k/8/8/8/8/8/8/K7 w - - 0 1\n", ":1:", "insufficient material"),
+        (
+            "mate.pgn",
+            '[Event "a"]\n\n1. e4 *\n\n\n[Event "b"]\n\n1. f3 e5 2. g4 Qh4# *\n',
+            ":6: game 2:",
+            "checkmate",
+        ),
+    ],
+)
+def test_opening_already_over_is_rejected(
+    tmp_path: Path, name: str, text: str, where: str, reason: str
+) -> None:
+    # Such an opening used to be "played": scored at once, without a move.
+    book = tmp_path / name
+    book.write_text(text)
+    args = ["--engine", "a", "--engine", "b", "--depth", "1", "--openings", str(book)]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"match.py: error: {book}{where} the game is already over")
+    assert f"({reason})" in lines[0]
 
 
 @pytest.mark.parametrize(
@@ -515,3 +554,114 @@ def test_cutoff_vs_stockfish(tmp_path: Path) -> None:
     assert summary["games"] == 2
     check_match(summary, pgn)
     assert summary["faults"] == {"cutoff": {}, "sf": {}}
+
+
+# --------------------------------------------------------------------------- interruption
+
+
+def interrupted_match(
+    signum: int, wait_for: str, wait_file: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run match.py, send ``signum`` once ``wait_for`` is on its stderr and ``wait_file``
+    exists, let it finish.
+
+    Returns the finished process (stdout: the JSON summary) and the seconds it took
+    to exit after the signal.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if wait_for in line:
+                break
+        else:
+            raise AssertionError(f"match.py ended before {wait_for!r}: {''.join(seen)}")
+        deadline = time.monotonic() + 10
+        while not wait_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert wait_file.exists(), f"{wait_file} never appeared"
+        proc.send_signal(signum)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, "".join(seen) + err)
+    return done, took
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_ends_engines_and_prints_the_summary(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    # "thinker" plays 5 moves in each of the first two games (--maxmoves 5), then
+    # thinks for an hour on its 11th move without reading stdin, like a long search:
+    # before the fix, SIGTERM left it running, orphaned, and printed no summary.
+    pgn = tmp_path / "stopped.pgn"
+    pids = tmp_path / "engines.pid"
+    thinking = tmp_path / "thinking"
+    done, took = interrupted_match(
+        signum,
+        "[2/6]",
+        thinking,
+        "--engine", stub("uci_stub.py", "--fault", "think", "--after", "10",
+                         "--pid-file", str(pids), "--think-file", str(thinking),
+                         name="thinker"),
+        "--engine", stub("uci_stub.py", "--pid-file", str(pids), name="quick"),
+        "--depth", "1", "--rounds", "3", "--maxmoves", "5", "--pgn", str(pgn),
+    )  # fmt: skip
+    engine_pids = [int(pid) for pid in pids.read_text().split()]
+    assert len(engine_pids) == 2
+    assert still_running(engine_pids) == []
+    assert done.returncode == status, done.stderr
+    assert "Traceback" not in done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["games"] == 2 and summary["games_planned"] == 6
+    name = signal.Signals(signum).name
+    assert summary["interrupted"] == name and not summary["aborted"]
+    assert summary["stopped"] == f"interrupted by {name} (1 unfinished game not counted)"
+    assert f"Stopped: interrupted by {name}" in done.stderr  # the text summary
+    check_match(summary, pgn)
+    # quit, then a kill after runner.INTERRUPT_QUIT_TIMEOUT_S: not the usual 5 s.
+    assert took < runner.QUIT_TIMEOUT_S
+
+
+@pytest.mark.usefixtures("cutoff")
+def test_sigterm_ends_cutoff_in_a_long_search(tmp_path: Path) -> None:
+    # The issue's case: Cutoff searching to depth 40 when the runner gets SIGTERM.
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", "--rounds", "1",
+         "--engine", cutoff_spec("cutoff") + " depth=40",
+         "--engine", stub(name="quick"), "--depth", "1"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    engines: list[int] = []
+    try:
+        deadline = time.monotonic() + 20
+        while len(engines) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            engines = child_pids(proc.pid)
+        assert len(engines) == 2 and proc.poll() is None
+        time.sleep(1.5)  # into Cutoff's first search (it has White)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        left = still_running(engines)
+    assert left == []
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    summary = json.loads(out)
+    assert summary["games"] == 0 and summary["interrupted"] == "SIGTERM"

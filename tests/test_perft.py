@@ -163,6 +163,9 @@ def test_cli_max_depth_limits_the_checks(tmp_path: Path) -> None:
     assert "2 checks on 1 positions" in result.stdout
 
 
+LONG_NUMBER = "1" * 4301  # int() refuses strings over 4,300 digits with ValueError
+
+
 @pytest.mark.parametrize(
     ("line", "fragments"),
     [
@@ -171,14 +174,43 @@ def test_cli_max_depth_limits_the_checks(tmp_path: Path) -> None:
         ("4k3/8/8/8/8/8/8/7R w - - 0 1 ;D1 1", ["line 2", "no white king"]),
         (f"{START_FEN} ;D1 20 ;D1 20", ["line 2", "depth 1 given twice"]),
         (f"{START_FEN}", ["line 2", "no ';Dn count'"]),
-        (f"{START_FEN} ;D0 1", ["line 2", "depth must be >= 1"]),
+        (f"{START_FEN} ;D0 1", ["line 2", "depth must be 1..64"]),
+        (f"{START_FEN} ;D65 1", ["line 2", "depth must be 1..64"]),
+        (f"{START_FEN} ;D1 {LONG_NUMBER}", ["line 2", "count for D1 has 4301 digits"]),
+        (f"{START_FEN} ;D{LONG_NUMBER} 1", ["line 2", "depth has 4301 digits"]),
     ],
 )
 def test_cli_malformed_suite_line(tmp_path: Path, line: str, fragments: list[str]) -> None:
+    # The bad line is reported and skipped; the lines around it are still checked.
     suite = tmp_path / "bad.epd"
-    suite.write_text(f"{START_FEN} ;D1 20\n{line}\n")
+    suite.write_text(f"{START_FEN} ;D1 20\n{line}\n{KIWIPETE} ;D1 48\n")
     result = run_perft("--suite", str(suite))
     assert_one_line_error(result, "bad.epd", *fragments)
+    assert "2 checks on 2 positions" in result.stdout
+    assert "all passed; 1 bad line skipped" in result.stdout
+
+
+def test_cli_bad_suite_line_and_a_wrong_count_exit_1(tmp_path: Path) -> None:
+    suite = tmp_path / "both.epd"
+    suite.write_text(f"{START_FEN} ;D1 {LONG_NUMBER}\n{START_FEN} ;D1 21\n")
+    result = run_perft("--suite", str(suite))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"perft: {suite} line 1: the count for D1 has 4301 digits (at most 30)"
+    ]
+    assert "1 FAILED; 1 bad line skipped" in result.stdout
+
+
+def test_cli_suite_of_bad_lines_only(tmp_path: Path) -> None:
+    suite = tmp_path / "allbad.epd"
+    suite.write_text(f"{START_FEN} ;D1 {LONG_NUMBER}\n{START_FEN}\n")
+    result = run_perft("--suite", str(suite))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"perft: {suite} line 1: ")
+    assert lines[1].startswith(f"perft: {suite} line 2: ")
     assert result.stdout == ""
 
 
@@ -195,6 +227,11 @@ def test_cli_malformed_suite_line(tmp_path: Path, line: str, fragments: list[str
         (["--no-such-option"], "unrecognized arguments"),
         (["--suite", "no-such-suite"], "no such suite"),
         (["--suite", "cpw", "--max-depth", "x"], "--max-depth must be an integer"),
+        (["--suite", "cpw", "--max-depth", LONG_NUMBER], "--max-depth has 4301 digits"),
+        (["startpos", LONG_NUMBER], "depth has 4301 digits"),
+        (["startpos", "-" + LONG_NUMBER], "depth has 4301 digits"),
+        # Deeper walks would overflow Python's recursion limit with a traceback.
+        (["startpos", "65"], "depth must be <= 64"),
         (["--suite", "cpw", "--divide"], "--divide works on a single position"),
         (["--suite", "cpw", START_FEN, "2"], "either --suite or a FEN"),
         (["startpos", "2", "--max-depth", "2"], "--max-depth only applies to --suite"),

@@ -6,15 +6,21 @@ when asked, misbehaving on purpose after a number of its own moves:
 
 * ``--fault illegal``: answer ``go`` with an illegal (but well-formed) move;
 * ``--fault hang``: never answer ``go`` (but keep reading stdin);
-* ``--fault exit``: exit with status 3 instead of answering ``go``.
+* ``--fault exit``: exit with status 3 instead of answering ``go``;
+* ``--fault think``: think for an hour before answering ``go``, without reading stdin
+  meanwhile, as an engine deep in a long search does (``quit`` and EOF go unseen);
+  ``--think-file PATH`` is created when the thinking starts.
 
 ``--score CP`` makes it report that score (its own point of view) and ``--sleep S``
-makes every move take S seconds. It must not search or be strong; it is test scaffolding.
+makes every move take S seconds. ``--pid-file PATH`` appends its process id there at
+start, so that a test can check that the tool driving it left no engine running.
+It must not search or be strong; it is test scaffolding.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import zlib
@@ -58,12 +64,20 @@ def parse_position(tokens: list[str]) -> Optional[chess.Board]:
 
 def main(argv: Optional[list[str]] = None, fault: str = "none") -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fault", choices=["none", "illegal", "hang", "exit"], default=fault)
+    parser.add_argument(
+        "--fault", choices=["none", "illegal", "hang", "exit", "think"], default=fault
+    )
     parser.add_argument("--after", type=int, default=2, help="own moves before the fault")
     parser.add_argument("--score", type=int, default=0)
     parser.add_argument("--sleep", type=float, default=0.0)
     parser.add_argument("--name", default=f"stub-{fault}")
+    parser.add_argument("--pid-file", default=None, help="append this process's id here")
+    parser.add_argument("--think-file", default=None, help="created when --fault think starts")
     args = parser.parse_args(argv)
+    if args.pid_file:
+        # Appended, one per line: a match starts several copies with the same path.
+        with open(args.pid_file, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
 
     board = chess.Board()
     played = 0
@@ -84,7 +98,13 @@ def main(argv: Optional[list[str]] = None, fault: str = "none") -> int:
                     return 3
                 if args.fault == "hang":
                     continue
-                move = illegal_move(board)
+                if args.fault == "think":
+                    if args.think_file:
+                        open(args.think_file, "w").close()
+                    time.sleep(3600)
+                    move = pick_move(board)
+                else:
+                    move = illegal_move(board)
             else:
                 move = pick_move(board)
             played += 1
