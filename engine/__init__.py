@@ -4,14 +4,16 @@ Architecture map (one concept per module):
 
 - ``__main__``   command line: the UCI loop by default; ``analyse`` and ``bench``.
 - ``uci``        the UCI session; the only module that reads stdin or writes stdout.
+- ``uci_text``   the text of output lines: info, moves, the ``d`` board (pure).
 - ``options``    the UCI option table.
 - ``controller`` facade between protocol and search; owns position, TT, histories.
 - ``limits``     ``SearchLimits``: a parsed ``go`` command.
-- ``timeman``    limits + clock -> soft and hard deadlines (pure).
+- ``timeman``    limits + clock -> deadlines, and when to stop deepening (pure).
 - ``position``   chess.Board plus incremental Zobrist key, evaluation terms and key history.
 - ``search``     iterative deepening, aspiration, PVS negamax, quiescence.
-- ``movepick``   move ordering: TT move, MVV-LVA captures, killers, history.
+- ``movepick``   the staged move picker: TT move, captures, killers, quiets, bad captures.
 - ``tt``         bounded transposition table.
+- ``see``        static exchange evaluation.
 - ``score``      score constants, mate helpers, UCI score formatting.
 - ``evaluate``   static evaluation from the side to move's view (fast, cached).
 - ``features``   the evaluation's terms as counts: layout and reference extractor.

@@ -3,23 +3,23 @@
 The controller owns what lives across searches: the current position, the
 transposition table, the searcher (with its history tables) and the option
 values that act on them. It runs every search (and ``go perft`` and ``bench``)
-on one worker thread, turns ``go`` limits into deadlines (timeman.py), applies
-``stop`` and ``ponderhit``, formats ``info`` lines from the search's iteration
-reports and guarantees exactly one legal ``bestmove`` per search, also when the
-search raises. Output leaves through the ``emit`` callback, one whole line per
-call; this module must not read stdin or write stdout itself, and must not
-parse protocol text (uci.py hands it parsed values).
+on one worker thread, asks timeman for the deadlines of a ``go``, applies
+``stop`` and ``ponderhit``, and guarantees exactly one legal ``bestmove`` per
+search, also when the search raises. It delegates everything else: time rules
+to timeman, perft to perft.core, the text of output lines to uci_text, the
+evaluation table to evaluate. Output leaves through the ``emit`` callback, one
+whole line per call; this module must not read stdin or write stdout itself,
+and must not parse protocol text (uci.py hands it parsed values).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import chess
-import chess.polyglot
 
 from engine import timeman
 from engine.limits import SearchLimits
@@ -35,17 +35,11 @@ from engine.options import (
     Value,
 )
 from engine.position import REPETITION_WINDOW_PLIES
-from engine.score import MAX_PLY, uci_score
-from engine.search import (
-    BOUND_EXACT,
-    BOUND_LOWER,
-    IterationInfo,
-    SearchControl,
-    Searcher,
-    SearchParams,
-    SearchResult,
-)
-from engine.tt import TranspositionTable
+from engine.score import MAX_PLY
+from engine.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
+from engine.tt import BOUND_EXACT, TranspositionTable
+from engine.uci_text import format_info, printable
+from perft.core import PerftStoppedError, perft
 
 Emit = Callable[[str], None]
 
@@ -55,62 +49,6 @@ MAX_PERFT_DEPTH = 20
 """``go perft`` deeper than this would never finish; it is clamped (stop still works)."""
 QUIT_GRACE_S = 1.0
 """How long ``quit`` waits for a running search to wind down."""
-
-
-def printable(text: str, limit: int = 80) -> str:
-    """``text`` reduced to printable ASCII and at most ``limit`` characters.
-
-    Echoed input (a bad move, a bad FEN) goes into ``info string`` lines, which
-    must be one ASCII line: control characters and non-ASCII become ``?``.
-    """
-    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
-
-
-def legal_pv(root: chess.Board, moves: list[chess.Move]) -> list[chess.Move]:
-    """The longest prefix of ``moves`` that is legal from ``root``.
-
-    The PV also ends where the game would: after a threefold repetition or the
-    fifty-move rule (checkmate and stalemate end it by legality).
-    """
-    board = root.copy()
-    pv: list[chess.Move] = []
-    for move in moves:
-        if not board.is_legal(move):
-            break
-        board.push(move)
-        pv.append(move)
-        if board.halfmove_clock >= 100 or board.is_repetition(3):
-            break
-    return pv
-
-
-def format_info(
-    info: IterationInfo, root: chess.Board, chess960: bool, pv: Optional[list[chess.Move]] = None
-) -> str:
-    """One UCI ``info`` line for an iteration report (SF-06 field order)."""
-    moves = legal_pv(root, info.pv) if pv is None else pv
-    nps = info.nodes * 1000 // max(1, info.time_ms)
-    line = (
-        f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"
-        f" multipv {info.multipv} score {uci_score(info.score)}"
-    )
-    if info.bound != BOUND_EXACT:
-        line += " lowerbound" if info.bound == BOUND_LOWER else " upperbound"
-    line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {info.time_ms}"
-    if moves:
-        line += " pv " + format_moves(root, moves, chess960)
-    return line
-
-
-def format_moves(root: chess.Board, moves: list[chess.Move], chess960: bool) -> str:
-    """Legal ``moves`` from ``root`` in UCI notation, castling as the option says (R-07)."""
-    board = root.copy(stack=False)
-    out = []
-    for move in moves:
-        out.append(board.uci(move, chess960=chess960))
-        board.push(move)
-    return " ".join(out)
 
 
 @dataclass
@@ -124,11 +62,9 @@ class _Job:
     chess960: bool
     withhold: bool
     """Ponder or infinite: no bestmove before ``stop`` or ``ponderhit``."""
-    budget: timeman.TimeBudget
-    base_time: float
-    """Deadlines are measured from here (``go``, or ``ponderhit``)."""
-    release: threading.Event = field(default_factory=threading.Event)
-    tracker: timeman.StabilityTracker = field(default_factory=timeman.StabilityTracker)
+    deadlines: timeman.Deadlines
+    release: threading.Event
+    """Set when the bestmove may be sent (withheld searches: stop or ponderhit)."""
     last_main: Optional[IterationInfo] = None
     last_exact: Optional[IterationInfo] = None
 
@@ -217,7 +153,7 @@ class Controller:
 
     def go(self, limits: SearchLimits, received_at: float) -> None:
         """Start a search of the current position on the worker thread."""
-        root = self.board.copy()
+        root = self.board.copy(stack=REPETITION_WINDOW_PLIES)
         params = SearchParams(
             max_depth=MAX_DEPTH if limits.depth is None else max(1, min(MAX_DEPTH, limits.depth)),
             node_limit=None if limits.nodes is None else max(1, limits.nodes),
@@ -230,7 +166,10 @@ class Controller:
         )
         if budget.panic:
             params.max_depth = 1
-        control = SearchControl(start_time=received_at)
+        deadlines = timeman.Deadlines(budget, received_at)
+        control = SearchControl(
+            start_time=received_at, hard_deadline=deadlines.hard, deadlines=deadlines
+        )
         job = _Job(
             root=root,
             limits=limits,
@@ -238,10 +177,9 @@ class Controller:
             control=control,
             chess960=self.chess960,
             withhold=limits.ponder or limits.is_unbounded(),
-            budget=budget,
-            base_time=received_at,
+            deadlines=deadlines,
+            release=threading.Event(),
         )
-        self._set_deadlines(job)
         if self._debug():
             self.info_string(
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
@@ -259,7 +197,11 @@ class Controller:
             job.release.set()
 
     def ponderhit(self, received_at: float) -> None:
-        """The predicted move was played: the ponder search becomes a timed one (TM-08)."""
+        """The predicted move was played: the ponder search becomes a timed one.
+
+        Its budget is planned anew from the ``go ponder`` clocks, measured from
+        this moment (the GUI's clock for us started when it sent ``ponderhit``).
+        """
         with self._lock:
             job = self._job
             if job is None or not job.limits.ponder:
@@ -267,29 +209,19 @@ class Controller:
             job.limits.ponder = False
             if job.limits.is_unbounded():
                 return  # `go ponder infinite`: now an infinite search, still waits for stop
-            job.budget = timeman.plan(
+            budget = timeman.plan(
                 job.limits,
                 job.root.turn,
                 self.options.get_int(MOVE_OVERHEAD),
                 self.options.get_bool(PONDER),
             )
-            job.base_time = received_at
-            self._set_deadlines(job)
+            job.deadlines.restart(budget, received_at)
+            job.control.hard_deadline = job.deadlines.hard
             job.withhold = False
             job.release.set()
 
-    def _set_deadlines(self, job: _Job) -> None:
-        budget = job.budget
-        control = job.control
-        control.budget_start = job.base_time
-        if budget.hard_ms is not None:
-            control.hard_deadline = job.base_time + budget.hard_ms / 1000.0
-        soft_ms = timeman.scaled_soft_ms(budget, job.tracker.scale())
-        if soft_ms is not None:
-            control.soft_deadline = job.base_time + soft_ms / 1000.0
-
     def _root_moves(self, root: chess.Board, texts: list[str]) -> Optional[list[chess.Move]]:
-        """``searchmoves`` as legal moves; bad ones are reported and skipped (SF-04)."""
+        """``searchmoves`` as legal moves; bad ones are reported and skipped."""
         moves: list[chess.Move] = []
         for text in texts:
             if text == "0000":
@@ -335,7 +267,8 @@ class Controller:
                     job.root.copy(), job.params, job.control, lambda i: self._on_iteration(job, i)
                 )
             except Exception as exc:
-                # R-20: report, then answer with a legal fallback move below.
+                # Report, then answer with a legal fallback move below: a GUI
+                # forfeits an engine that sends no bestmove.
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
         if job.withhold:
             job.release.wait()
@@ -349,9 +282,6 @@ class Controller:
                 job.last_main = info
                 if info.bound == BOUND_EXACT and info.pv:
                     job.last_exact = info
-                    job.tracker.update(info.pv[0].uci(), info.score)
-                    with self._lock:
-                        self._set_deadlines(job)
             self._emit(format_info(info, job.root, job.chess960))
         except Exception as exc:
             self.info_string(f"error reporting an iteration: {type(exc).__name__}: {exc}")
@@ -361,7 +291,7 @@ class Controller:
         root = job.root
         legal = list(root.generate_legal_moves())
         if not legal:
-            # R-18: mated (mate 0) or stalemated (cp 0), and no move to play.
+            # Mated (mate 0) or stalemated (cp 0), and no move to play.
             score = "mate 0" if root.is_check() else "cp 0"
             return [f"info depth 0 score {score}", "bestmove (none)"]
         best = result.best_move if result is not None else None
@@ -415,7 +345,11 @@ class Controller:
         best: chess.Move,
         ponder: Optional[chess.Move],
     ) -> str:
-        """An exact-score line whose PV starts with the move we play (fastchess, PC-06)."""
+        """An exact-score line whose PV starts with the move we play.
+
+        fastchess and python-chess take the score of a move from the last info
+        line before ``bestmove``; it must be exact and about the move played.
+        """
         exact = job.last_exact
         elapsed_ms = max(0, int((time.monotonic() - job.control.start_time) * 1000))
         nodes = result.nodes if result is not None else self.searcher.nodes
@@ -459,7 +393,6 @@ class Controller:
         self._start(lambda: self._run_perft(board, depth), None)
 
     def _run_perft(self, board: chess.Board, depth: int) -> None:
-        stop = self._stop_other
         total = 0
         try:
             if depth == 0:
@@ -468,8 +401,10 @@ class Controller:
                 for move in list(board.generate_legal_moves()):
                     text = board.uci(move, chess960=self.chess960)
                     board.push(move)
-                    count = perft_count(board, depth - 1, stop)
-                    board.pop()
+                    try:
+                        count = perft(board, depth - 1, self._stop_other)
+                    finally:
+                        board.pop()
                     self._emit(f"{text}: {count}")
                     total += count
         except PerftStoppedError:
@@ -487,67 +422,7 @@ class Controller:
 
         self._start(run, None)
 
-    def display(self) -> list[str]:
-        """``d``: the board, its FEN, Polyglot key and checkers (Stockfish layout)."""
-        board = self.board
-        rule = " +---+---+---+---+---+---+---+---+"
-        lines = ["", rule]
-        for rank in range(7, -1, -1):
-            cells = []
-            for file in range(8):
-                piece = board.piece_at(chess.square(file, rank))
-                cells.append(piece.symbol() if piece else " ")
-            lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
-            lines.append(rule)
-        lines.append("   a   b   c   d   e   f   g   h")
-        lines.append("")
-        lines.append(f"Fen: {board.fen()}")
-        lines.append(f"Key: {chess.polyglot.zobrist_hash(board):016X}")
-        checkers = " ".join(chess.square_name(s) for s in board.checkers())
-        lines.append(f"Checkers: {checkers}")
-        return lines
-
-    def evaluation(self) -> list[str]:
-        """``eval``: the terms (White's view), then the evaluation from both sides."""
-        from engine.evaluate import evaluate
-        from engine.features import MAX_PHASE, game_phase, term_breakdown
-        from engine.weights import EG_WEIGHTS, MG_WEIGHTS
-
-        score = evaluate(self.board)
-        white = score if self.board.turn == chess.WHITE else -score
-        side = "white" if self.board.turn == chess.WHITE else "black"
-        lines = [f"{'Term (White, cp)':24} {'mg':>7} {'eg':>7}"]
-        for name, mg, eg in term_breakdown(self.board, MG_WEIGHTS, EG_WEIGHTS):
-            if mg or eg:
-                lines.append(f"{name:24} {mg:+7d} {eg:+7d}")
-        lines.append(f"Phase: {game_phase(self.board)} of {MAX_PHASE} (middlegame share)")
-        return [
-            *lines,
-            f"Evaluation: {score:+d} cp from the side to move ({side})",
-            f"Evaluation: {white:+d} cp from white's point of view",
-        ]
-
     def shutdown(self) -> None:
         """``quit``: stop whatever runs and give it a moment to finish."""
         self.stop()
         self.wait_idle(QUIT_GRACE_S)
-
-
-class PerftStoppedError(Exception):
-    """``stop`` arrived during ``go perft``."""
-
-
-def perft_count(board: chess.Board, depth: int, stop: threading.Event) -> int:
-    """Leaf count of the legal move tree; the last ply is counted, not played."""
-    if depth <= 0:
-        return 1
-    if depth == 1:
-        return board.legal_moves.count()
-    if stop.is_set():
-        raise PerftStoppedError
-    total = 0
-    for move in list(board.generate_legal_moves()):
-        board.push(move)
-        total += perft_count(board, depth - 1, stop)
-        board.pop()
-    return total

@@ -12,8 +12,10 @@ building a feature vector, each piece's attack lookup taken from a table keyed
 by the bitboard of its kind (a pure function of the board, filled at import).
 
 ``Evaluator`` owns the caches (one per searcher: no global search state);
-``evaluate(board)`` is the from-scratch form for tools and tests. This module
-must not search, and the search must not call ``evaluate(board)`` per node.
+``evaluate(board)`` is the from-scratch form for tools and tests, and
+``evaluation_report(board)`` the term-by-term table of the UCI ``eval``
+command. This module must not search, and the search must not call
+``evaluate(board)`` per node.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from engine.features import (
     SIZE,
     evaluate_features,
     file_set,
+    game_phase,
     king_shelter,
     pawn_attacks,
     pawn_structure,
     scale_factors,
+    term_breakdown,
 )
 from engine.position import Position
 from engine.weights import EG_WEIGHTS, MG_WEIGHTS
@@ -88,6 +92,25 @@ _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 (_QUEEN_OPEN,) = _block("queen_open_file")
 (_QUEEN_SEMI,) = _block("queen_semi_open_file")
 (_QUEEN_7TH,) = _block("queen_seventh")
+_ROOK_LINE_TERMS = (_ROOK_OPEN, _ROOK_SEMI, _ROOK_7TH)
+_QUEEN_LINE_TERMS = (_QUEEN_OPEN, _QUEEN_SEMI, _QUEEN_7TH)
+
+
+def _line_terms(
+    pieces: int, open_files: int, half_open: int, seventh: int, weights: tuple[int, int, int]
+) -> int:
+    """Open file, half-open file and seventh-rank terms of rooks or queens (packed).
+
+    Called only when one of ``pieces`` stands on such a square (rare enough that
+    the call costs less than the terms are worth inlined twice).
+    """
+    return (
+        (pieces & open_files).bit_count() * weights[0]
+        + (pieces & half_open).bit_count() * weights[1]
+        + (pieces & seventh).bit_count() * weights[2]
+    )
+
+
 (_THREAT,) = _block("pawn_threat")
 (_MINOR_THREAT,) = _block("minor_threat")
 (_TEMPO,) = _block("tempo")
@@ -127,14 +150,19 @@ class _PerPiece(dict[int, tuple[_T, ...]]):
         return items
 
 
-_KNIGHTS = _PerPiece(chess.BB_KNIGHT_ATTACKS.__getitem__)
-"""Knight attacks, per knight."""
-_BISHOPS = _PerPiece(_DIAG.__getitem__)
-"""(attack table, occupancy mask) per bishop."""
-_ROOKS = _PerPiece(lambda sq: (*_RANK[sq], *_FILE[sq]))
-"""(rank table, rank mask, file table, file mask) per rook."""
-_QUEENS = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq]))
-"""(diagonal, rank and file tables, each with its mask) per queen."""
+_KNIGHTS = _PerPiece(lambda sq: ((chess.BB_KNIGHT_ATTACKS[sq],), 0, _MOB_N, _ZONE_N))
+"""(attack table, occupancy mask, mobility weights, king-zone weight) per knight; the
+table has one entry, since a knight's attacks do not depend on the occupancy."""
+_BISHOPS = _PerPiece(lambda sq: (*_DIAG[sq], _MOB_B, _ZONE_B))
+"""(attack table, occupancy mask, mobility weights, king-zone weight) per bishop."""
+_NO_DIAGONAL = ((0,), 0)
+"""A diagonal table that attacks nothing, whatever the occupancy (for rooks)."""
+_ROOKS = _PerPiece(lambda sq: (*_NO_DIAGONAL, *_RANK[sq], *_FILE[sq], _MOB_R, _ZONE_R))
+"""(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
+weight) per rook; the diagonal part attacks nothing."""
+_QUEENS = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq], _MOB_Q, _ZONE_Q))
+"""(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
+weight) per queen."""
 
 
 def _by_square(block: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -330,75 +358,71 @@ class Evaluator:
         majors = rooks | queens
 
         # Mobility, attacks on the enemy king zone, rooks and queens: White, then Black.
-        for side in (1, -1):
-            if side == 1:
-                own = white
-                area = white_safe & ~white
-                zone = KING_ZONE[black_king]
-                their_majors = majors & black
-                half_open = white_half_open
-                seventh = _BB_RANK_7
-                special = white_special  # where rooks and queens score for file or rank
-            else:
-                own = black
-                area = black_safe & ~black
-                zone = KING_ZONE[white_king]
-                their_majors = majors & white
-                half_open = black_half_open
-                seventh = _BB_RANK_2
-                special = black_special
+        # (special: the squares where rooks and queens score for their file or rank.)
+        sides = (
+            (
+                white,
+                white_safe & ~white,
+                KING_ZONE[black_king],
+                majors & black,
+                white_half_open,
+                _BB_RANK_7,
+                white_special,
+                True,
+            ),
+            (
+                black,
+                black_safe & ~black,
+                KING_ZONE[white_king],
+                majors & white,
+                black_half_open,
+                _BB_RANK_2,
+                black_special,
+                False,
+            ),
+        )
+        for own, area, zone, their_majors, half_open, seventh, special, is_white in sides:
             part = 0
             attackers = 0
-            for attacks in _KNIGHTS[knights & own]:
-                part += _MOB_N[(attacks & area).bit_count()]
-                if threatened := attacks & their_majors:
-                    part += threatened.bit_count() * _MINOR_THREAT
-                if hits := attacks & zone:
-                    attackers += 1
-                    part += hits.bit_count() * _ZONE_N
             bb = bishops & own
             if bb & (bb - 1):
                 part += _PAIR
-            for table, mask in _BISHOPS[bb]:
+            # Knights and bishops: mobility, threats on rooks and queens, king zone.
+            for table, mask, mobility, zone_weight in _KNIGHTS[knights & own] + _BISHOPS[bb]:
                 attacks = table[mask & occupied]
-                part += _MOB_B[(attacks & area).bit_count()]
+                part += mobility[(attacks & area).bit_count()]
                 if threatened := attacks & their_majors:
                     part += threatened.bit_count() * _MINOR_THREAT
                 if hits := attacks & zone:
                     attackers += 1
-                    part += hits.bit_count() * _ZONE_B
-            bb = rooks & own
-            if bb & special:
-                part += (
-                    (bb & open_files).bit_count() * _ROOK_OPEN
-                    + (bb & half_open).bit_count() * _ROOK_SEMI
-                    + (bb & seventh).bit_count() * _ROOK_7TH
-                )
-            for rank_table, rank_mask, file_table, file_mask in _ROOKS[bb]:
-                attacks = rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
-                part += _MOB_R[(attacks & area).bit_count()]
-                if hits := attacks & zone:
-                    attackers += 1
-                    part += hits.bit_count() * _ZONE_R
-            bb = queens & own
-            if bb & special:
-                part += (
-                    (bb & open_files).bit_count() * _QUEEN_OPEN
-                    + (bb & half_open).bit_count() * _QUEEN_SEMI
-                    + (bb & seventh).bit_count() * _QUEEN_7TH
-                )
-            for diag, diag_mask, rank_table, rank_mask, file_table, file_mask in _QUEENS[bb]:
+                    part += hits.bit_count() * zone_weight
+            rooks_here = rooks & own
+            queens_here = queens & own
+            if (rooks_here | queens_here) & special:
+                part += _line_terms(rooks_here, open_files, half_open, seventh, _ROOK_LINE_TERMS)
+                part += _line_terms(queens_here, open_files, half_open, seventh, _QUEEN_LINE_TERMS)
+            # Rooks and queens: mobility and king zone.
+            for (
+                diag,
+                diag_mask,
+                rank_table,
+                rank_mask,
+                file_table,
+                file_mask,
+                mobility,
+                zone_weight,
+            ) in _ROOKS[rooks_here] + _QUEENS[queens_here]:
                 attacks = (
                     diag[diag_mask & occupied]
                     | rank_table[rank_mask & occupied]
                     | file_table[file_mask & occupied]
                 )
-                part += _MOB_Q[(attacks & area).bit_count()]
+                part += mobility[(attacks & area).bit_count()]
                 if hits := attacks & zone:
                     attackers += 1
-                    part += hits.bit_count() * _ZONE_Q
+                    part += hits.bit_count() * zone_weight
             part += _ATTACKERS[attackers if attackers < 4 else 4]
-            if side == 1:
+            if is_white:
                 score += part
             else:
                 score -= part
@@ -438,3 +462,18 @@ class Evaluator:
 def evaluate(board: chess.Board) -> int:
     """Evaluation of ``board`` from scratch (side to move's view), no caches kept."""
     return Evaluator(cache_bits=0).evaluate(Position(board.copy()))
+
+
+def evaluation_report(board: chess.Board) -> list[str]:
+    """``eval``: the terms (White's view), the phase, then the evaluation from both sides."""
+    score = evaluate(board)
+    white = score if board.turn == chess.WHITE else -score
+    side = "white" if board.turn == chess.WHITE else "black"
+    lines = [f"{'Term (White, cp)':24} {'mg':>7} {'eg':>7}"]
+    for name, mg, eg in term_breakdown(board, MG_WEIGHTS, EG_WEIGHTS):
+        if mg or eg:
+            lines.append(f"{name:24} {mg:+7d} {eg:+7d}")
+    lines.append(f"Phase: {game_phase(board)} of {MAX_PHASE} (middlegame share)")
+    lines.append(f"Evaluation: {score:+d} cp from the side to move ({side})")
+    lines.append(f"Evaluation: {white:+d} cp from white's point of view")
+    return lines

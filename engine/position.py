@@ -10,8 +10,8 @@
   the search path), used for repetition detection without ``Board.is_repetition``.
 
 Every delta is computed from the board *before* the push, with one or two
-``piece_type_at`` calls, because a full recomputation costs 10-20x more
-(see performance-limits.md). This module must not search or evaluate beyond
+``piece_type_at`` calls, because a full recomputation (``zobrist_hash`` scans
+all 64 squares) costs 10-20 times more. This module must not search or evaluate beyond
 these sums, and must not call ``zobrist_hash`` except in ``__init__`` and
 ``state_errors``.
 """

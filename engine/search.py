@@ -54,14 +54,8 @@ from engine.movepick import (
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
 from engine.see import SEE_VALUES, see_ge
-from engine.tt import BOUND_EXACT as TT_EXACT
-from engine.tt import BOUND_LOWER as TT_LOWER
-from engine.tt import BOUND_UPPER as TT_UPPER
-from engine.tt import TranspositionTable, unpack_move
-
-BOUND_EXACT = "exact"
-BOUND_LOWER = "lower"
-BOUND_UPPER = "upper"
+from engine.timeman import Deadlines
+from engine.tt import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TranspositionTable
 
 ASPIRATION_MIN_DEPTH = 4
 """Iterations from this depth on start with a narrow window around the last score."""
@@ -71,8 +65,6 @@ ASPIRATION_MAX_DELTA_CP = 1000
 """Past this half-width the failing side of the window opens fully."""
 POLL_INTERVAL_NODES = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
-SOFT_LIMIT_NEXT_ITERATION = 0.6
-"""No new iteration once this share of the soft budget is spent: it would not finish."""
 
 # Selective search. Each technique has a switch, so that a match can measure it
 # against the build without it (README: "Selective search"); ``Searcher.selective``
@@ -166,16 +158,17 @@ class SearchParams:
 class SearchControl:
     """Signals shared between the controller thread and the search thread.
 
-    Deadlines are ``time.monotonic()`` seconds; None means no limit. The controller may
-    change them during a search (``ponderhit``); the search re-reads them every few
-    hundred nodes. ``stop`` aborts the search as soon as possible.
+    ``stop`` aborts the search as soon as possible. ``hard_deadline`` is a
+    ``time.monotonic()`` instant (None: no limit), re-read every few dozen nodes;
+    ``deadlines`` decides between iterations whether to go on (None: only depth,
+    nodes and mate limits apply). The controller may replace both during a
+    search (``ponderhit``).
     """
 
     stop: threading.Event = field(default_factory=threading.Event)
     start_time: float = 0.0
-    soft_deadline: Optional[float] = None
     hard_deadline: Optional[float] = None
-    budget_start: Optional[float] = None  # when the soft budget began (ponderhit); None: start_time
+    deadlines: Optional[Deadlines] = None
 
 
 @dataclass(frozen=True)
@@ -186,7 +179,7 @@ class IterationInfo:
     seldepth: int
     multipv: int  # 1-based
     score: int  # side to move's view (engine.score)
-    bound: str  # BOUND_EXACT, BOUND_LOWER or BOUND_UPPER
+    bound: int  # tt.BOUND_EXACT, BOUND_LOWER (fail high) or BOUND_UPPER (fail low)
     nodes: int
     time_ms: int
     hashfull: int
@@ -279,7 +272,6 @@ class Searcher:
         multipv = max(1, min(params.multipv, len(lines)))
         best = lines[0]
         completed_depth = 0
-        previous_best_code = 0
         for depth in range(1, max(1, params.max_depth) + 1):
             try:
                 for pv_index in range(multipv):
@@ -301,9 +293,8 @@ class Searcher:
             best = lines[0]
             if on_iteration is not None:
                 self._report_lines(depth, lines, multipv, on_iteration)
-            if self._should_stop_after(depth, params, best, previous_best_code, len(legal)):
+            if self._should_stop_after(depth, params, best, len(legal)):
                 break
-            previous_best_code = move_code(best.move)
 
         score = best.score
         if score == -INFINITE:
@@ -326,8 +317,8 @@ class Searcher:
     def _order_root(self, lines: list[_RootLine]) -> None:
         """First iteration order: TT move, then the interior-node ordering."""
         board = self._pos.board
-        word = self.tt.probe(self._pos.key)
-        tt_code = unpack_move(word) if word else 0
+        entry = self.tt.probe(self._pos.key)
+        tt_code = entry[0] if entry else 0
         moves = [line.move for line in lines]
         ordered = order_moves(board, moves, -1, 0, 0, self.history)
         rank = {move_code(m): i for i, m in enumerate(ordered)}
@@ -336,14 +327,19 @@ class Searcher:
         )
 
     def _should_stop_after(
-        self,
-        depth: int,
-        params: SearchParams,
-        best: _RootLine,
-        previous_best_code: int,
-        legal_count: int,
+        self, depth: int, params: SearchParams, best: _RootLine, legal_count: int
     ) -> bool:
-        """Decide at an iteration boundary whether another iteration is worth it."""
+        """Decide at an iteration boundary whether another iteration is worth it.
+
+        The time rules are timeman's (``Deadlines.iteration_done``, told of every
+        completed iteration); the rules about mates are the search's.
+        """
+        deadlines = self._control.deadlines
+        out_of_time = False
+        if deadlines is not None:
+            out_of_time = deadlines.iteration_done(
+                time.monotonic(), move_code(best.move), best.score, legal_count
+            )
         if (
             params.mate_moves is not None
             and best.score >= MATE_BOUND
@@ -352,18 +348,9 @@ class Searcher:
             return True
         if abs(best.score) >= MATE_BOUND and depth >= MATE - abs(best.score) + 2:
             # A mate proven within the horizon cannot improve with more depth.
-            return depth >= params.max_depth or self._control.soft_deadline is not None
-        soft = self._control.soft_deadline
-        if soft is None:
-            return False
-        if legal_count == 1:
-            return True
-        control = self._control
-        began = control.budget_start if control.budget_start is not None else control.start_time
-        share = SOFT_LIMIT_NEXT_ITERATION
-        if move_code(best.move) != previous_best_code:
-            share = 1.0  # the best move just changed: worth confirming
-        return time.monotonic() - began >= (soft - began) * share
+            timed = deadlines is not None and deadlines.soft() is not None
+            return depth >= params.max_depth or timed
+        return out_of_time
 
     def _ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The expected reply from the TT when the PV is one move long."""
@@ -373,9 +360,9 @@ class Searcher:
             return None
         pos.push(move)
         try:
-            word = self.tt.probe(pos.key)
-            if word and unpack_move(word):
-                reply = decode(unpack_move(word))
+            entry = self.tt.probe(pos.key)
+            if entry and entry[0]:
+                reply = decode(entry[0])
                 if board.is_legal(reply):
                     return reply
             return None
@@ -489,7 +476,7 @@ class Searcher:
             else:
                 line.score = -INFINITE
         code = move_code(lines[first].move)
-        bound = TT_LOWER if best_score >= beta else TT_EXACT
+        bound = BOUND_LOWER if best_score >= beta else BOUND_EXACT
         if first == 0 and best_score > -INFINITE:
             self.tt.store(pos.key, depth, bound, score_to_tt(best_score, 0), code)
         return best_score
@@ -553,20 +540,18 @@ class Searcher:
             return alpha
 
         # 6. Transposition table: a deep enough bound ends zero-window nodes at once.
-        #    (tt.py's word layout is unpacked inline here: a call per field costs.)
         tt = self.tt
         key = pos.key
-        word = tt.probe(key)
+        entry = tt.probe(key)
         tt_code = 0
-        if word:
-            tt_code = (word >> 16) & 0xFFFF
-            if not pv_node and ((word >> 32) & 0xFF) >= depth:
-                tt_score = score_from_tt((word & 0xFFFF) - 32768, ply)
-                bound = (word >> 40) & 3
+        if entry:
+            tt_code, tt_depth, bound, tt_score = entry
+            if not pv_node and tt_depth >= depth:
+                tt_score = score_from_tt(tt_score, ply)
                 if (
-                    bound == TT_EXACT
-                    or (bound == TT_LOWER and tt_score >= beta)
-                    or (bound == TT_UPPER and tt_score <= alpha)
+                    bound == BOUND_EXACT
+                    or (bound == BOUND_LOWER and tt_score >= beta)
+                    or (bound == BOUND_UPPER and tt_score <= alpha)
                 ):
                     return tt_score
 
@@ -746,7 +731,9 @@ class Searcher:
                                 history[index] += depth * depth
                                 if history[index] >= HISTORY_MAX:
                                     movepick.age_history(history)
-                            tt.store(key, depth, TT_LOWER, score_to_tt(best_score, ply), best_code)
+                            tt.store(
+                                key, depth, BOUND_LOWER, score_to_tt(best_score, ply), best_code
+                            )
                             return best_score
             picker.searched = searched
 
@@ -756,7 +743,7 @@ class Searcher:
                 return best_score if best_score > -INFINITE else static_eval
             return -mating if in_check else 0
 
-        bound = TT_EXACT if best_score > original_alpha else TT_UPPER
+        bound = BOUND_EXACT if best_score > original_alpha else BOUND_UPPER
         tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
 

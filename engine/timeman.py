@@ -1,19 +1,25 @@
-"""Time management: a parsed ``go`` plus the clock situation -> time budgets.
+"""Time management: a parsed ``go`` plus the clock situation -> time budgets,
+and the rules for when a search stops deepening.
 
-Pure functions and one small tracker; all times are milliseconds relative to
-the moment ``go`` was read (or ``ponderhit``, for a ponder search). The
-controller turns them into ``time.monotonic()`` deadlines. The rules are
-TM-01..TM-11 of the research notes (reference/uci-and-gui.md, section 13.3):
+Times in budgets are milliseconds relative to the moment ``go`` was read (or
+``ponderhit``, for a ponder search); ``Deadlines`` turns them into
+``time.monotonic()`` instants for one search. The rules, all in this module:
 
-* soft limit (the optimum): the search checks it between iterations and
-  starts no new iteration past a share of it (search.py owns that share and
-  the single-legal-move rule). The controller rescales it after each
-  iteration by best-move stability and score drops.
-* hard limit: checked inside the tree; the search aborts when it passes.
-* Move Overhead is subtracted once per move and per move of the horizon;
-  tiny, zero or negative clocks switch to panic mode (depth 1, answer at once).
+* soft limit (the optimum): checked between iterations. No new iteration
+  starts once ``SOFT_LIMIT_NEXT_ITERATION`` of it is spent (it would not
+  finish), unless the best move just changed; with one legal move the search
+  stops after the first iteration. The soft limit is rescaled after every
+  iteration by best-move stability and score drops (``StabilityTracker``).
+* hard limit: the search checks it inside the tree and aborts when it passes.
+* Move Overhead (time lost to the GUI and the pipes) is subtracted once per
+  move and once per move of the horizon; tiny, zero or negative clocks switch
+  to panic mode (depth 1, answer at once).
+* sudden death assumes 40 moves to go; ``movestogo`` replaces that horizon.
+* pondering spends a little more per move, since the ponder search often
+  saves the whole move.
 
-This module must not read the clock, touch a board, or do any I/O.
+This module must not read the clock (callers pass the current time), touch a
+board, or do any I/O.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Optional
 from engine.limits import SearchLimits
 
 DEFAULT_HORIZON_MOVES = 40
-"""Moves assumed left in a sudden-death game (TM-03)."""
+"""Moves assumed left in a sudden-death game."""
 MAX_HORIZON_MOVES = 50
 """movestogo is clamped to 1..this (GUIs have sent 0 and negative values)."""
 
@@ -41,10 +47,10 @@ OVERHEAD_RESERVE_SHARE = 0.5
 HARD_TO_OPTIMUM_RATIO = 5.0
 """The hard limit may be up to this multiple of the optimum (when the caps allow)."""
 PONDER_BONUS = 1.25
-"""Pondering saves time on average, so spend a little more per move (TM-10)."""
+"""Pondering saves time on average, so spend a little more per move."""
 
 PANIC_MIN_AVAIL_MS = 20
-"""Below this much usable clock (or 2 x overhead) we panic (TM-09)."""
+"""Below this much usable clock (or 2 x overhead) we panic."""
 PANIC_HARD_FRACTION = 0.5
 PANIC_MIN_HARD_MS = 10.0
 """Even in panic, give depth 1 this long before the hard abort."""
@@ -60,6 +66,8 @@ CHANGE_DECAY = 0.5
 SCORE_DROP_CP_FOR_MAX = 100
 """A root-score drop of this many cp earns the full panic extension."""
 SCORE_DROP_MAX_EXTRA = 0.5
+SOFT_LIMIT_NEXT_ITERATION = 0.6
+"""No new iteration once this share of the soft limit is spent: it would not finish."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ UNLIMITED = TimeBudget(None, None, panic=False, scalable=False)
 def _clock_budget(
     time_ms: int, inc_ms: int, movestogo: Optional[int], overhead_ms: int, ponder: bool
 ) -> TimeBudget:
-    """TM-03 and TM-09 for a running game clock."""
+    """The budget of a running game clock (panic mode when it is nearly gone)."""
     time_ms = max(0, time_ms)
     avail = max(0.0, float(time_ms - overhead_ms))
     if time_ms <= 0 or avail <= max(2.0 * overhead_ms, PANIC_MIN_AVAIL_MS):
@@ -109,7 +117,7 @@ def _clock_budget(
 
 
 def _movetime_budget(movetime_ms: int, overhead_ms: int) -> TimeBudget:
-    """TM-06: movetime is an upper bound as the GUI measures it.
+    """``movetime`` is an upper bound as the GUI measures it.
 
     The overhead is subtracted, but at least half of the movetime is kept, so a
     tiny ``movetime`` with the default overhead still completes depth 1.
@@ -126,7 +134,7 @@ def plan(
     """Budget for a search; UNLIMITED for infinite, ponder and clockless searches.
 
     For ``go ponder`` the controller calls this again at ``ponderhit`` with
-    ``limits.ponder`` cleared, measuring from that moment (TM-08).
+    ``limits.ponder`` cleared, measuring from that moment.
     """
     if limits.infinite or limits.ponder:
         return UNLIMITED
@@ -147,7 +155,7 @@ def plan(
         budgets.append(_movetime_budget(limits.movetime_ms, overhead_ms))
     if not budgets:
         return UNLIMITED
-    # Several limits: the first one reached wins (TM-07).
+    # Several limits: the first one reached wins.
     soft = min(b.soft_ms for b in budgets if b.soft_ms is not None)
     hard = min(b.hard_ms for b in budgets if b.hard_ms is not None)
     return TimeBudget(
@@ -169,7 +177,7 @@ def scaled_soft_ms(budget: TimeBudget, scale: float) -> Optional[float]:
 
 
 class StabilityTracker:
-    """Follows the root's best move and score across iterations (TM-04).
+    """Follows the root's best move and score across iterations.
 
     Feed it the exact multipv-1 result of each completed iteration; ``scale``
     is the factor for the soft limit: below 1 when the best move is stable,
@@ -178,11 +186,12 @@ class StabilityTracker:
 
     def __init__(self) -> None:
         self.changes = 0.0
-        self._best: Optional[str] = None
+        self._best: Optional[int] = None
         self._score: Optional[int] = None
         self._drop_cp = 0
 
-    def update(self, best_move: str, score: int) -> float:
+    def update(self, best_move: int, score: int) -> float:
+        """Record an iteration's best move (its code) and score; returns the new scale."""
         self.changes *= CHANGE_DECAY
         if self._best is not None and best_move != self._best:
             self.changes += 1.0
@@ -196,3 +205,45 @@ class StabilityTracker:
         drop = max(0, min(self._drop_cp, SCORE_DROP_CP_FOR_MAX))
         panic = 1.0 + SCORE_DROP_MAX_EXTRA * drop / SCORE_DROP_CP_FOR_MAX
         return max(MIN_SCALE, min(MAX_SCALE, stability * panic))
+
+
+class Deadlines:
+    """One search's time limits as ``time.monotonic()`` instants, and when to stop.
+
+    Built from a budget and the instant it began (``go``, or ``ponderhit`` through
+    ``restart``); the stability of the root across iterations carries over a
+    restart. The hard deadline is a plain attribute, read in the tree.
+    """
+
+    def __init__(self, budget: TimeBudget, start: float) -> None:
+        self.tracker = StabilityTracker()
+        self._last_best = 0
+        self.budget = budget
+        self.start = start
+        self.hard: Optional[float] = None
+        self.restart(budget, start)
+
+    def restart(self, budget: TimeBudget, start: float) -> None:
+        """A new budget measured from ``start`` (ponderhit)."""
+        self.budget = budget
+        self.start = start
+        self.hard = None if budget.hard_ms is None else start + budget.hard_ms / 1000.0
+
+    def soft(self) -> Optional[float]:
+        """The soft deadline as it stands after the iterations so far."""
+        soft_ms = scaled_soft_ms(self.budget, self.tracker.scale())
+        return None if soft_ms is None else self.start + soft_ms / 1000.0
+
+    def iteration_done(self, now: float, best_move: int, score: int, legal_moves: int) -> bool:
+        """Record a completed iteration; True when no further iteration should start."""
+        changed = best_move != self._last_best
+        self._last_best = best_move
+        self.tracker.update(best_move, score)
+        soft = self.soft()
+        if soft is None:
+            return False
+        if legal_moves == 1:
+            return True
+        # A best move that just changed is worth confirming with the whole budget.
+        share = 1.0 if changed else SOFT_LIMIT_NEXT_ITERATION
+        return now - self.start >= (soft - self.start) * share

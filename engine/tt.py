@@ -19,6 +19,7 @@ This module must not know about boards or moves beyond the integer codes.
 from __future__ import annotations
 
 from array import array
+from typing import Optional
 
 BYTES_PER_ENTRY = 16
 BOUND_UPPER = 1
@@ -64,12 +65,22 @@ class TranspositionTable:
         """Start a new generation, so entries of earlier searches age out first."""
         self.age = (self.age + 1) & _AGE_MASK
 
-    def probe(self, key: int) -> int:
-        """The packed word stored for ``key``, or 0 when it is not in the table."""
+    def probe(self, key: int) -> Optional[tuple[int, int, int, int]]:
+        """``(move code, depth, bound, score)`` stored for ``key``, or None.
+
+        The score is node-relative, as stored (``score_from_tt`` turns it back).
+        """
         index = key % self.count
         if self.keys[index] == key:
-            return self.data[index]
-        return 0
+            word = self.data[index]
+            if word:
+                return (
+                    (word >> 16) & 0xFFFF,
+                    (word >> 32) & 0xFF,
+                    (word >> 40) & 3,
+                    (word & 0xFFFF) - _SCORE_OFFSET,
+                )
+        return None
 
     def store(self, key: int, depth: int, bound: int, score: int, move_code: int) -> None:
         """Record a result; ``score`` must already be node-relative (score_to_tt)."""
@@ -104,19 +115,3 @@ class TranspositionTable:
             if word and ((word >> 42) & _AGE_MASK) == age:
                 used += 1
         return used * 1000 // sample
-
-
-def unpack_score(word: int) -> int:
-    return (word & 0xFFFF) - _SCORE_OFFSET
-
-
-def unpack_move(word: int) -> int:
-    return (word >> 16) & 0xFFFF
-
-
-def unpack_depth(word: int) -> int:
-    return (word >> 32) & 0xFF
-
-
-def unpack_bound(word: int) -> int:
-    return (word >> 40) & 3

@@ -20,7 +20,7 @@ also ends the search that is running, so that a ``position`` queued behind it
 cannot hold it up.
 
 All output goes through one ``LineWriter``: whole lines, ASCII, flushed, under
-a lock. Unknown commands are ignored silently (UCI T-04/T-05); bad arguments
+a lock. Unknown commands are ignored silently, as the UCI text asks; bad arguments
 give one ``info string``. The heavy modules (search, TT) are imported only
 after the first ``uciok`` so the handshake is fast. This module must not
 search, evaluate, or decide time budgets.
@@ -40,6 +40,8 @@ import chess
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from engine.limits import parse_go
 from engine.options import OptionError, Options, parse_setoption, uci_option_lines
+from engine.uci_text import board_lines, printable
+from perft.core import UNPLAYABLE_STATUS
 
 if TYPE_CHECKING:
     from engine.controller import Controller
@@ -66,25 +68,9 @@ COMMANDS = frozenset(
     }
 )
 
-# position validity problems that would break the search's assumptions; other
-# oddities (a bogus en-passant square, too many checkers) python-chess copes with.
-_FATAL_STATUS = (
-    chess.STATUS_EMPTY
-    | chess.STATUS_NO_WHITE_KING
-    | chess.STATUS_NO_BLACK_KING
-    | chess.STATUS_TOO_MANY_KINGS
-    | chess.STATUS_OPPOSITE_CHECK
-    | chess.STATUS_PAWNS_ON_BACKRANK
-)
-
 
 class PositionError(ValueError):
     """A ``position`` command that cannot be applied; the message names the problem."""
-
-
-def _clean(text: str, limit: int = 80) -> str:
-    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
 
 
 def _split_position(tokens: list[str]) -> tuple[list[str], list[str]]:
@@ -112,10 +98,10 @@ def _start_board(start: list[str], chess960: bool) -> chess.Board:
     try:
         board = chess.Board(fen, chess960=chess960)
     except ValueError as exc:
-        raise PositionError(f"invalid FEN '{_clean(fen)}': {_clean(str(exc))}") from None
+        raise PositionError(f"invalid FEN '{printable(fen)}': {printable(str(exc))}") from None
     status = board.status()
-    if status & _FATAL_STATUS:
-        raise PositionError(f"impossible position in FEN '{_clean(fen)}'")
+    if status & UNPLAYABLE_STATUS:
+        raise PositionError(f"impossible position in FEN '{printable(fen)}'")
     return board
 
 
@@ -129,7 +115,7 @@ def _push_moves(board: chess.Board, texts: list[str], first_ply: int) -> None:
         if not move:
             for _ in range(pushed):
                 board.pop()
-            raise PositionError(f"illegal move '{_clean(text)}' at ply {first_ply + pushed}")
+            raise PositionError(f"illegal move '{printable(text)}' at ply {first_ply + pushed}")
         board.push(move)
 
 
@@ -176,7 +162,12 @@ class PositionParser:
 
 
 class LineWriter:
-    """Serialised, flushed, whole-line output (T-02, T-11); ASCII only (T-10)."""
+    """Serialised, flushed, whole-line output in ASCII.
+
+    Lines from the search thread and the command thread must never interleave,
+    and a GUI waits for a line that sits unflushed in a buffer: each write is one
+    whole line, under a lock, flushed at once.
+    """
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -213,7 +204,11 @@ class Command:
 
 
 def parse_command(text: str, received_at: float) -> Optional[Command]:
-    """The first known command word in ``text`` and what follows it (T-03, T-04)."""
+    """The first known command word in ``text`` and what follows it.
+
+    The UCI text says to skip unknown tokens before a command ("joho debug on"
+    is ``debug on``); a line starting with ``#`` is a comment, as in Stockfish.
+    """
     for match in re.finditer(r"\S+", text):
         word = match.group().lower()
         if word in COMMANDS:
@@ -307,7 +302,7 @@ class UciSession:
                 if name == "isready" and (
                     self._queue_blocked_locked() or not (self._busy or self._queue)
                 ):
-                    # At once (R-01): nothing before it is running or it all waits
+                    # At once: nothing before it is running or it all waits
                     # for a search. Otherwise in turn, so that readyok still means
                     # that the commands before it (position, setoption) are done.
                     self.writer.write("readyok")
@@ -391,7 +386,7 @@ class UciSession:
             controller.stop()
 
     def info_string(self, text: str) -> None:
-        self.writer.write("info string " + _clean(text, 200))
+        self.writer.write("info string " + printable(text, 200))
 
     def _ensure_controller(self) -> Controller:
         if self._controller is None:
@@ -429,7 +424,7 @@ class UciSession:
         name = command.name
         if name == "uci":
             self._uci()
-            self._ensure_controller()  # heavy imports after uciok, before readyok (T-07)
+            self._ensure_controller()  # heavy imports after uciok, before readyok: GUIs time uci
             return
         if name == "register":
             return
@@ -458,10 +453,12 @@ class UciSession:
             depth = _first_int(command.args)
             controller.bench(depth)
         elif name == "d":
-            for line in controller.display():
+            for line in board_lines(controller.board):
                 self.writer.write(line)
         elif name == "eval":
-            for line in controller.evaluation():
+            from engine.evaluate import evaluation_report
+
+            for line in evaluation_report(controller.board):
                 self.writer.write(line)
 
     def _uci(self) -> None:
@@ -480,7 +477,7 @@ class UciSession:
         if self.options.spec(name) is None:
             if self.debug:
                 self.info_string(f"no such option: {name}")
-            return  # unknown options are ignored silently (TC-14)
+            return  # unknown options are ignored silently, as the UCI text asks
         try:
             controller.set_option(name, value)
         except OptionError as exc:

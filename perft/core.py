@@ -12,16 +12,36 @@ itself (callers pass the position class), so plain perft works without it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Optional, Protocol
 
 import chess
 
+UNPLAYABLE_STATUS = (
+    chess.STATUS_EMPTY
+    | chess.STATUS_NO_WHITE_KING
+    | chess.STATUS_NO_BLACK_KING
+    | chess.STATUS_TOO_MANY_KINGS
+    | chess.STATUS_OPPOSITE_CHECK
+    | chess.STATUS_PAWNS_ON_BACKRANK
+)
+"""``Board.status()`` bits of positions a move generator cannot walk meaningfully:
+without both kings (one each), with pawns on the first or last rank, or with the
+side not to move in check (its king could be captured). Other odd statuses (too
+many checkers, a bogus en passant square) still have well-defined moves."""
 
-def perft(board: chess.Board, depth: int) -> int:
+
+class PerftStoppedError(Exception):
+    """The ``stop`` event was set during a perft walk."""
+
+
+def perft(board: chess.Board, depth: int, stop: Optional[threading.Event] = None) -> int:
     """Number of leaf nodes ``depth`` plies below ``board``; 1 at depth 0.
 
-    The board is pushed and popped in place and is unchanged afterwards.
+    The board is pushed and popped in place and is unchanged afterwards (also when
+    ``stop`` is set: the walk then raises ``PerftStoppedError``, checked at every
+    node above the last two plies).
     """
     if depth <= 0:
         return 1
@@ -35,10 +55,14 @@ def perft(board: chess.Board, depth: int) -> int:
             nodes += 1
             board.pop()
         return nodes
+    if stop is not None and depth > 2 and stop.is_set():
+        raise PerftStoppedError
     for move in board.generate_legal_moves():
         board.push(move)
-        nodes += perft(board, depth - 1)
-        board.pop()
+        try:
+            nodes += perft(board, depth - 1, stop)
+        finally:
+            board.pop()
     return nodes
 
 

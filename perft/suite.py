@@ -15,6 +15,8 @@ from typing import Optional
 
 import chess
 
+from perft.core import UNPLAYABLE_STATUS
+
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 
 # Bare names accepted by ``--suite``; the file names themselves also work.
@@ -76,20 +78,6 @@ def resolve_suite(name: str) -> tuple[Path, str]:
     raise SuiteError(f"no such suite file or shipped suite: {name!r} (shipped: {known})")
 
 
-# Positions the move generator cannot walk meaningfully: without both kings, or
-# with the side not to move in check (its king could be captured). Other odd
-# statuses (e.g. the geometrically impossible double check in perftsuite.epd line
-# 51) still have well-defined, published perft counts, so they are accepted.
-_UNUSABLE = (
-    chess.STATUS_EMPTY
-    | chess.STATUS_NO_WHITE_KING
-    | chess.STATUS_NO_BLACK_KING
-    | chess.STATUS_TOO_MANY_KINGS
-    | chess.STATUS_OPPOSITE_CHECK
-    | chess.STATUS_PAWNS_ON_BACKRANK
-)
-
-
 def parse_fen(fen: str) -> chess.Board:
     """A board from ``fen``; ``ValueError`` with a one-line reason if it is unusable.
 
@@ -100,7 +88,7 @@ def parse_fen(fen: str) -> chess.Board:
         board = chess.Board(fen)
     except ValueError as error:
         raise ValueError(f"invalid FEN {fen!r}: {error}") from None
-    status = board.status() & _UNUSABLE
+    status = board.status() & UNPLAYABLE_STATUS
     if status:
         problems = [
             (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")

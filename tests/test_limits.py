@@ -1,4 +1,4 @@
-"""engine.limits: parsing ``go`` in any order, with hostile values (C-08, section 2.2)."""
+"""engine.limits: parsing ``go`` in any order, with hostile values."""
 
 from __future__ import annotations
 

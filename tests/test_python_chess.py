@@ -1,4 +1,4 @@
-"""python-chess drives Cutoff (TC-31, R-13, R-21, PC-01..PC-12).
+"""python-chess drives Cutoff: options, analysis, play, pondering, Chess960.
 
 Every test fails on any warning python-chess logs about our output
 ("Unexpected engine output", "Exception parsing ...", invalid ponder moves).
@@ -30,7 +30,7 @@ def engine(
 
 
 def test_options_parse(engine: chess.engine.SimpleEngine) -> None:
-    """R-21, PC-02: every option is accepted with its declared type and range."""
+    """every option is accepted with its declared type and range."""
     assert engine.id["name"].startswith("Cutoff")
     hash_option = engine.options["Hash"]
     assert (hash_option.type, hash_option.default, hash_option.min) == ("spin", 16, 1)
@@ -42,7 +42,7 @@ def test_options_parse(engine: chess.engine.SimpleEngine) -> None:
 
 
 def test_analyse_depth_time_multipv(engine: chess.engine.SimpleEngine) -> None:
-    """PC-04..PC-06: depth, time and multipv analyses return complete info."""
+    """depth, time and multipv analyses return complete info."""
     board = chess.Board()
     info = engine.analyse(board, chess.engine.Limit(depth=5))
     assert info["depth"] == 5
@@ -58,13 +58,13 @@ def test_analyse_depth_time_multipv(engine: chess.engine.SimpleEngine) -> None:
 
 
 def test_mate_score_pov(engine: chess.engine.SimpleEngine) -> None:
-    """R-11: python-chess reads our mate score from the right side."""
+    """python-chess reads our mate score from the right side."""
     board = chess.Board("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1")
     info = engine.analyse(board, chess.engine.Limit(depth=3))
     assert info["score"].white() == chess.engine.Mate(1)
     board = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
     result = engine.play(board, chess.engine.Limit(depth=3))
-    assert result.move is None  # PC-11: bestmove (none)
+    assert result.move is None  # bestmove (none)
 
 
 def test_play_time_and_clock(engine: chess.engine.SimpleEngine) -> None:
@@ -93,7 +93,7 @@ def test_analysis_and_stop(engine: chess.engine.SimpleEngine) -> None:
 
 
 def test_play_game_with_ponder(engine: chess.engine.SimpleEngine) -> None:
-    """TC-31, TC-38: a 12-ply self-play game with pondering (ponderhit and misses)."""
+    """a 12-ply self-play game with pondering (ponderhit and misses)."""
     board = chess.Board()
     clocks = {chess.WHITE: 2.0, chess.BLACK: 2.0}
     ponders = 0
@@ -110,7 +110,7 @@ def test_play_game_with_ponder(engine: chess.engine.SimpleEngine) -> None:
 
 
 def test_chess960_board(engine: chess.engine.SimpleEngine) -> None:
-    """PC-03: a Chess960 board sets UCI_Chess960; castling comes back king-takes-rook."""
+    """a Chess960 board sets UCI_Chess960; castling comes back king-takes-rook."""
     fen = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"
     board = chess.Board(fen, chess960=True)
     result = engine.play(board, chess.engine.Limit(depth=2))

@@ -14,7 +14,7 @@ from engine.bench import BENCH_FENS
 from engine.evaluate import evaluate
 from engine.score import MATE, mate_in_moves, score_from_tt
 from engine.search import SearchControl, Searcher, SearchParams
-from engine.tt import TranspositionTable
+from engine.tt import BOUND_EXACT, TranspositionTable
 from tests.conftest import shared_file
 
 # ----------------------------------------------------------------- reference
@@ -294,7 +294,7 @@ def test_multipv_lines_are_distinct() -> None:
     searcher.search(
         chess.Board(), SearchParams(max_depth=3, multipv=3), SearchControl(), infos.append
     )
-    last = [i for i in infos if i.depth == 3 and i.bound == "exact"]  # type: ignore[attr-defined]
+    last = [i for i in infos if i.depth == 3 and i.bound == BOUND_EXACT]  # type: ignore[attr-defined]
     assert [i.multipv for i in last] == [1, 2, 3]  # type: ignore[attr-defined]
     assert len({i.pv[0] for i in last}) == 3  # type: ignore[attr-defined]
     assert last[0].score >= last[1].score >= last[2].score  # type: ignore[attr-defined]

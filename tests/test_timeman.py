@@ -1,4 +1,4 @@
-"""engine.timeman: TM-01..TM-11 budgets and the edge cases of section 13.4."""
+"""engine.timeman: budgets for every kind of clock, their edge cases, and the stop rules."""
 
 from __future__ import annotations
 
@@ -88,11 +88,11 @@ def test_ponder_option_adds_time_and_limits_never_negative() -> None:
 
 def test_stability_scale() -> None:
     tracker = StabilityTracker()
-    assert tracker.update("e2e4", 20) < 1.0  # first iteration: nothing learnt, stable
-    stable = tracker.update("e2e4", 25)
-    changed = tracker.update("d2d4", 25)
+    assert tracker.update(796, 20) < 1.0  # first iteration: nothing learnt, stable
+    stable = tracker.update(796, 25)
+    changed = tracker.update(795, 25)
     assert changed > stable
-    dropped = tracker.update("d2d4", -100)
+    dropped = tracker.update(795, -100)
     assert dropped > changed or dropped == 2.0
     assert 0.5 <= dropped <= 2.0
     b = budget("wtime 60000")
@@ -101,3 +101,31 @@ def test_stability_scale() -> None:
     assert scaled_soft_ms(b, 100.0) == b.hard_ms
     fixed = budget("movetime 500")
     assert scaled_soft_ms(fixed, 2.0) == fixed.soft_ms
+
+
+def test_deadlines_decide_when_to_stop_deepening() -> None:
+    """The soft limit: stop after an iteration once 60 % of it is spent, unless the
+    best move just changed; at once with one legal move; never without a soft limit."""
+    from engine.timeman import SOFT_LIMIT_NEXT_ITERATION, Deadlines
+
+    b = budget("wtime 60000")
+    assert b.soft_ms is not None and b.hard_ms is not None
+    deadlines = Deadlines(b, 100.0)
+    assert deadlines.hard == pytest.approx(100.0 + b.hard_ms / 1000)
+    assert not deadlines.iteration_done(100.0, 796, 20, 20)  # early, and a new best move
+    soft = deadlines.soft()
+    assert soft is not None
+    share = (soft - 100.0) * SOFT_LIMIT_NEXT_ITERATION
+    assert not deadlines.iteration_done(100.0 + share * 0.9, 796, 20, 20)
+    late = 100.0 + (deadlines.soft() - 100.0) * SOFT_LIMIT_NEXT_ITERATION * 1.01  # type: ignore[operator]
+    assert deadlines.iteration_done(late, 796, 20, 20)
+    # The best move changed: the whole soft limit may be used before stopping.
+    assert not deadlines.iteration_done(late, 795, 20, 20)
+    assert Deadlines(b, 100.0).iteration_done(100.0, 796, 20, 1)  # one legal move
+    # ponderhit: a new budget from a new start; the stability seen so far is kept.
+    pondering = Deadlines(budget("infinite"), 50.0)
+    assert not pondering.iteration_done(1000.0, 796, 20, 20) and pondering.hard is None
+    assert not pondering.iteration_done(1000.0, 795, 20, 20)  # a best-move change
+    pondering.restart(b, 200.0)
+    assert pondering.hard == pytest.approx(200.0 + b.hard_ms / 1000)
+    assert pondering.tracker.changes == 1.0

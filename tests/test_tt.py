@@ -8,30 +8,20 @@ import sys
 import pytest
 
 from engine.score import MATE, score_from_tt, score_to_tt
-from engine.tt import (
-    BOUND_EXACT,
-    BOUND_LOWER,
-    TranspositionTable,
-    entries_for,
-    unpack_bound,
-    unpack_depth,
-    unpack_move,
-    unpack_score,
-)
+from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable, entries_for
 
 
 def test_store_and_probe_round_trip() -> None:
     tt = TranspositionTable(1)
     key = 0xFEDCBA9876543210
     tt.store(key, 7, BOUND_LOWER, -1234, 0x1ABC)
-    word = tt.probe(key)
-    assert (unpack_depth(word), unpack_bound(word), unpack_score(word), unpack_move(word)) == (
-        7,
-        BOUND_LOWER,
-        -1234,
-        0x1ABC,
-    )
-    assert tt.probe(key ^ 1) == 0
+    assert tt.probe(key) == (0x1ABC, 7, BOUND_LOWER, -1234)
+    assert tt.probe(key ^ 1) is None
+    # Extremes of every field survive the packing.
+    tt.store(key, 255, BOUND_EXACT, -32768, 0xFFFF)
+    assert tt.probe(key) == (0xFFFF, 255, BOUND_EXACT, -32768)
+    tt.store(key, 0, BOUND_LOWER, 32767, 0)
+    assert tt.probe(key) == (0xFFFF, 0, BOUND_LOWER, 32767)  # the move is kept
 
 
 def test_mate_scores_are_stored_relative_to_the_node() -> None:
@@ -57,7 +47,8 @@ def test_replacement_prefers_depth_then_age() -> None:
     assert tt.probe(shallow) and not tt.probe(deep)
     # The same position keeps its move when a new result has none.
     tt.store(shallow, 4, BOUND_LOWER, 70, 0)
-    assert unpack_move(tt.probe(shallow)) == 2
+    entry = tt.probe(shallow)
+    assert entry is not None and entry[0] == 2
 
 
 def test_hashfull_and_clear() -> None:

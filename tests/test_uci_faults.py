@@ -1,4 +1,4 @@
-"""R-20, PY-08: an exception inside the search still gives info string + a legal bestmove.
+"""an exception inside the search still gives info string + a legal bestmove.
 
 The session runs in-process on byte streams, with ``Searcher.search`` replaced
 by a failing one (fault injection); input ends with EOF, which lets queued

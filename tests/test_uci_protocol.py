@@ -1,8 +1,7 @@
 """Black-box UCI tests: ``cutoff`` through pipes from a foreign working directory.
 
-Each test names the items of reference/uci-and-gui.md it covers (R-xx rules,
-TC-xx test plan). Timing tests use the GUI's view: from writing the command to
-reading ``bestmove``.
+Each test states the protocol rule it checks. Timing tests use the GUI's view:
+from writing the command to reading ``bestmove``.
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ def _mates(fen: str, move: str) -> bool:
 
 
 def test_uci_block_and_startup(tmp_path: Path) -> None:
-    """TC-01, TC-02, R-12, R-15, T-07: uci answered (twice), fast, through pipes."""
+    """uci answered (twice), fast, through pipes."""
     eng = Engine(tmp_path)
     sent = eng.send("uci")
     stamp, _, block = eng.expect("uciok", timeout=10)
@@ -78,7 +77,7 @@ def test_uci_block_and_startup(tmp_path: Path) -> None:
 
 
 def test_isready_idle_and_hash_resize(engine: Engine) -> None:
-    """TC-04, TC-05, TC-06: readyok at once; after a resize; after ucinewgame."""
+    """readyok at once; after a resize; after ucinewgame."""
     sent = engine.send("isready")
     stamp, _, _ = engine.expect("readyok")
     assert stamp - sent < 0.5
@@ -93,7 +92,7 @@ def test_isready_idle_and_hash_resize(engine: Engine) -> None:
 
 
 def test_go_depth_info_and_bestmove(engine: Engine) -> None:
-    """TC-07, R-05, R-10, R-22, E-04: info per depth, bestmove = pv[0], then silence."""
+    """info per depth, bestmove = pv[0], then silence."""
     engine.send("position startpos")
     lines, best, _ = engine.search("go depth 4")
     infos = info_lines(lines)
@@ -116,7 +115,7 @@ def test_go_depth_info_and_bestmove(engine: Engine) -> None:
 
 
 def test_isready_during_infinite_and_stop(engine: Engine) -> None:
-    """TC-08, R-01, R-02, R-03, C-09: readyok mid-search, one bestmove after stop."""
+    """readyok mid-search, one bestmove after stop."""
     engine.send("position startpos")
     engine.send("go infinite")
     time.sleep(0.3)
@@ -134,7 +133,7 @@ def test_isready_during_infinite_and_stop(engine: Engine) -> None:
 
 @pytest.mark.parametrize("mode", ["go infinite", "go ponder"])
 def test_no_bestmove_before_stop_on_mate(engine: Engine, mode: str) -> None:
-    """TC-09, R-03: even a found mate waits for stop; the score is mate 1."""
+    """even a found mate waits for stop; the score is mate 1."""
     engine.send(f"position fen {MATE_IN_1}")
     engine.send(mode)
     early = engine.quiet(2.0)
@@ -148,7 +147,7 @@ def test_no_bestmove_before_stop_on_mate(engine: Engine, mode: str) -> None:
 
 
 def test_ponderhit_then_timed_search(engine: Engine) -> None:
-    """TC-10, C-10, TM-08: no bestmove while pondering; after ponderhit within budget."""
+    """no bestmove while pondering; after ponderhit within budget."""
     engine.send("position startpos moves e2e4 e7e5")
     engine.send("go ponder wtime 3000 btime 3000")
     early = engine.quiet(1.0)
@@ -164,7 +163,7 @@ def test_ponderhit_then_timed_search(engine: Engine) -> None:
 
 
 def test_ponder_stop_gives_one_bestmove(engine: Engine) -> None:
-    """TC-11, R-02, R-04: stop during ponder -> exactly one bestmove, then silence."""
+    """stop during ponder -> exactly one bestmove, then silence."""
     engine.send("position startpos moves d2d4")
     engine.send("go ponder wtime 10000 btime 10000")
     time.sleep(0.3)
@@ -176,14 +175,14 @@ def test_ponder_stop_gives_one_bestmove(engine: Engine) -> None:
 
 
 def test_idle_commands_are_silent(engine: Engine) -> None:
-    """TC-12, T-04, T-05, R-04: stop/ponderhit/unknown while idle: no output."""
+    """stop/ponderhit/unknown while idle: no output."""
     engine.send("position startpos")
     engine.search("go depth 1")
     for line in ("stop", "ponderhit", "foo", "register later", "", "   ", "# a comment"):
         engine.send(line)
     assert engine.quiet(1.0) == []
     engine.send("joho debug on")
-    # debug is on now: an unknown option is reported (silent otherwise, TC-14)
+    # debug is on now: an unknown option is reported (silent otherwise)
     engine.send("setoption name NoSuchOption value 1")
     _, line, _ = engine.expect("info string", timeout=2)
     assert "NoSuchOption" in line
@@ -195,7 +194,7 @@ def test_idle_commands_are_silent(engine: Engine) -> None:
 
 
 def test_whitespace_and_crlf(engine: Engine) -> None:
-    """TC-13, T-01, T-03: tabs, extra spaces and CRLF work."""
+    """tabs, extra spaces and CRLF work."""
     engine.send(b"  \t position \t startpos   moves  e2e4\r")
     engine.send(b"  \t go  \t depth   2 \r")
     _, best, seen = engine.expect("bestmove")
@@ -206,7 +205,7 @@ def test_whitespace_and_crlf(engine: Engine) -> None:
 
 
 def test_setoption_forms(engine: Engine) -> None:
-    """TC-14, R-14, C-04: spaces in names, case-insensitive, buttons, unknown, bad values."""
+    """spaces in names, case-insensitive, buttons, unknown, bad values."""
     engine.send("debug on")
     engine.send("setoption name Move Overhead value 100")
     engine.send("setoption name move   OVERHEAD value 120")
@@ -233,7 +232,7 @@ def test_setoption_forms(engine: Engine) -> None:
 
 @pytest.mark.parametrize(("fen", "score"), [(MATED, "mate 0"), (STALEMATE, "cp 0")])
 def test_root_without_moves(engine: Engine, fen: str, score: str) -> None:
-    """TC-15, R-18, AR-06: info depth 0 score ..., bestmove (none)."""
+    """info depth 0 score ..., bestmove (none)."""
     engine.send(f"position fen {fen}")
     lines, best, _ = engine.search("go depth 5")
     assert best == "bestmove (none)"
@@ -246,7 +245,7 @@ def test_root_without_moves(engine: Engine, fen: str, score: str) -> None:
 
 
 def test_castling_notation_follows_chess960(engine: Engine) -> None:
-    """TC-16, R-07, T-12: e1g1 in standard chess, e1h1 with UCI_Chess960."""
+    """e1g1 in standard chess, e1h1 with UCI_Chess960."""
     engine.send(f"position fen {CASTLE}")
     lines, best, _ = engine.search("go depth 2 searchmoves e1g1")
     assert bestmove_of(best) == "e1g1"
@@ -260,7 +259,7 @@ def test_castling_notation_follows_chess960(engine: Engine) -> None:
 
 
 def test_castling_input_both_forms(engine: Engine) -> None:
-    """TC-17, C-07f: e1g1 and e1h1 both accepted in standard mode."""
+    """e1g1 and e1h1 both accepted in standard mode."""
     engine.protocol_only = False  # `d` prints a board
     for castle in ("e1g1", "e1h1"):
         engine.send(f"position fen {CASTLE} moves {castle}")
@@ -272,7 +271,7 @@ def test_castling_input_both_forms(engine: Engine) -> None:
 
 
 def test_chess960_shredder_and_xfen(tmp_path: Path) -> None:
-    """TC-18, C-07c: Shredder-FEN and X-FEN give the same position and moves."""
+    """Shredder-FEN and X-FEN give the same position and moves."""
     eng = Engine(tmp_path, protocol_only=False)
     eng.handshake()
     eng.send("setoption name UCI_Chess960 value true")
@@ -304,7 +303,7 @@ def _after(board: chess.Board, move: chess.Move) -> chess.Board:
 
 
 def test_promotion_letter(engine: Engine) -> None:
-    """TC-19, T-12: the promotion piece is present and lowercase."""
+    """the promotion piece is present and lowercase."""
     engine.send(f"position fen {PROMOTION}")
     _, best, _ = engine.search("go depth 3")
     assert bestmove_of(best) == "e7e8q"
@@ -328,7 +327,7 @@ def _long_game(plies: int) -> list[str]:
 
 
 def test_thousand_ply_position(engine: Engine) -> None:
-    """TC-20, R-06, C-07e: a 1,000-ply move list is applied correctly and fast."""
+    """a 1,000-ply move list is applied correctly and fast."""
     engine.protocol_only = False  # `d` prints a board
     moves = _long_game(1000)
     board = chess.Board()
@@ -345,7 +344,7 @@ def test_thousand_ply_position(engine: Engine) -> None:
 
 
 def test_short_fen_and_phantom_en_passant(engine: Engine) -> None:
-    """TC-21, C-07b, C-07d: 4-field FEN; ep square without a possible capture."""
+    """4-field FEN; ep square without a possible capture."""
     engine.protocol_only = False  # `d` prints a board
     engine.send("position fen rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3")
     engine.send("d")
@@ -360,7 +359,7 @@ def test_short_fen_and_phantom_en_passant(engine: Engine) -> None:
 
 
 def test_bad_position_keeps_previous(engine: Engine) -> None:
-    """TC-22, C-07g: illegal move / bad FEN: info string naming it, previous position kept."""
+    """illegal move / bad FEN: info string naming it, previous position kept."""
     engine.send("position startpos moves e2e4")
     engine.send("position startpos moves e2e4 e9e9")
     _, line, _ = engine.expect("info string", timeout=2)
@@ -391,7 +390,7 @@ def test_bad_position_keeps_previous(engine: Engine) -> None:
     ],
 )
 def test_tiny_and_odd_clocks(engine: Engine, go: str, limit_s: float) -> None:
-    """TC-23, R-08, TM-09, TM-11, fastchess compliance: fast legal reply with a score line."""
+    """fast legal reply with a score line."""
     engine.send("position startpos")
     lines, best, elapsed = engine.search(go)
     assert elapsed < limit_s, elapsed
@@ -402,7 +401,7 @@ def test_tiny_and_odd_clocks(engine: Engine, go: str, limit_s: float) -> None:
 
 
 def test_one_legal_move_is_fast(engine: Engine) -> None:
-    """TC-23 (single legal move): answer well under the soft limit."""
+    """answer well under the soft limit."""
     engine.send(f"position fen {ONE_LEGAL_MOVE}")
     _, best, elapsed = engine.search("go wtime 60000 btime 60000")
     assert bestmove_of(best) == "h1g2"
@@ -410,7 +409,7 @@ def test_one_legal_move_is_fast(engine: Engine) -> None:
 
 
 def test_movetime_is_an_upper_bound(engine: Engine) -> None:
-    """TC-24, R-09, TM-06: replies within movetime as measured here; depth >= 1."""
+    """replies within movetime as measured here; depth >= 1."""
     engine.send("position startpos moves e2e4 c7c5 g1f3")
     for movetime in (50, 300, 300):
         lines, _, elapsed = engine.search(f"go movetime {movetime}")
@@ -419,14 +418,14 @@ def test_movetime_is_an_upper_bound(engine: Engine) -> None:
 
 
 def test_node_limit(engine: Engine) -> None:
-    """TC-25: final nodes <= limit + one check interval (512)."""
+    """final nodes <= limit + one check interval (512)."""
     engine.send("position startpos")
     lines, _, _ = engine.search("go nodes 5000")
     assert int(field(info_lines(lines)[-1], "nodes")) <= 5000 + 512
 
 
 def test_go_mate(engine: Engine) -> None:
-    """TC-26, R-11: go mate 2 stops with score mate 2; the mated side sees mate -1."""
+    """go mate 2 stops with score mate 2; the mated side sees mate -1."""
     engine.send(f"position fen {MATE_IN_2}")
     lines, best, _ = engine.search("go mate 2")
     assert " score mate 2 " in info_lines(lines)[-1]
@@ -437,7 +436,7 @@ def test_go_mate(engine: Engine) -> None:
 
 
 def test_searchmoves(engine: Engine) -> None:
-    """TC-27, R-19, PC-10: restricted root; 0000 and illegal entries mean all moves."""
+    """restricted root; 0000 and illegal entries mean all moves."""
     engine.send("position startpos")
     _, best, _ = engine.search("go depth 3 searchmoves a2a3 h2h3")
     assert bestmove_of(best) in ("a2a3", "h2h3")
@@ -451,7 +450,7 @@ def test_searchmoves(engine: Engine) -> None:
 
 
 def test_multipv(engine: Engine) -> None:
-    """TC-28: multipv 1..3 per depth; bestmove is multipv 1's first move."""
+    """multipv 1..3 per depth; bestmove is multipv 1's first move."""
     engine.send("setoption name MultiPV value 3")
     engine.send("position startpos")
     lines, best, _ = engine.search("go depth 4")
@@ -469,7 +468,7 @@ def test_multipv(engine: Engine) -> None:
 
 @pytest.mark.parametrize("how", ["quit", "eof"])
 def test_exit_mid_search(tmp_path: Path, how: str) -> None:
-    """TC-29, R-16, T-13: quit or closed stdin during go infinite: exit within 1 s."""
+    """quit or closed stdin during go infinite: exit within 1 s."""
     eng = Engine(tmp_path)
     eng.handshake()
     eng.send("position startpos")
@@ -488,7 +487,7 @@ def test_exit_mid_search(tmp_path: Path, how: str) -> None:
 
 
 def test_eof_finishes_queued_work(tmp_path: Path) -> None:
-    """T-13: input piped from a file: commands before EOF still run to the end."""
+    """input piped from a file: commands before EOF still run to the end."""
     eng = Engine(tmp_path)
     eng.send("uci\nisready\nposition startpos moves e2e4\ngo depth 3")
     assert eng.proc.stdin is not None
@@ -529,7 +528,7 @@ def test_stop_right_after_go(engine: Engine) -> None:
 
 
 def test_no_ucinewgame_needed(engine: Engine) -> None:
-    """R-17, PC-08, PC-09: unrelated positions back to back, no isready in between."""
+    """unrelated positions back to back, no isready in between."""
     engine.send(f"position fen {MATE_IN_2}\ngo depth 3")
     _, best, _ = engine.expect("bestmove")
     assert bestmove_of(best) == "d5f6"
@@ -540,14 +539,14 @@ def test_no_ucinewgame_needed(engine: Engine) -> None:
 
 
 def test_output_volume(engine: Engine) -> None:
-    """R-23: a 2 s search prints at most ~50 lines per second."""
+    """a 2 s search prints at most ~50 lines per second."""
     engine.send("position startpos")
     lines, _, elapsed = engine.search("go movetime 2000")
     assert len(lines) <= 50 * max(1.0, elapsed) + 20
 
 
 def test_oversized_and_binary_input(engine: Engine) -> None:
-    """PY-09, T-10: huge and undecodable lines are skipped; the session goes on."""
+    """huge and undecodable lines are skipped; the session goes on."""
     engine.send(b"x" * (1 << 21))
     _, line, _ = engine.expect("info string", timeout=5)
     assert "longer" in line

@@ -1,8 +1,9 @@
 """Test helper: drive ``cutoff`` as a subprocess through pipes, like a GUI does.
 
 Not a test module. The engine is started from a working directory outside the
-repository (R-24). Every line the engine writes is recorded with its arrival
-time; ``close`` checks output hygiene (TC-30) over the whole transcript.
+repository (an engine must not depend on the cwd a GUI starts it in). Every line
+the engine writes is recorded with its arrival time; ``close`` checks output
+hygiene over the whole transcript.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ class Engine:
 
 
 def check_hygiene(lines: list[str], protocol_only: bool = True) -> None:
-    """TC-30: known prefixes, ASCII, integer info fields, lowercase well-formed PV moves."""
+    """known prefixes, ASCII, integer info fields, lowercase well-formed PV moves."""
     for line in lines:
         assert line.isascii(), line
         if protocol_only:
@@ -207,7 +208,7 @@ def ponder_of(line: str) -> Optional[str]:
 
 
 def assert_pvs_legal(lines: list[str], board: chess.Board) -> None:
-    """R-10: every PV is legal from the root (UCI notation of ``board.chess960``)."""
+    """every PV is legal from the root (UCI notation of ``board.chess960``)."""
     for line in info_lines(lines):
         replay = board.copy()
         for text in pv_of(line):

@@ -1,0 +1,105 @@
+"""The text of UCI output: ``info`` lines, moves, the ``d`` board, echoed input.
+
+Pure functions from boards and search reports to strings. The rules they keep:
+
+* an ``info`` line has its fields in the order GUIs and fastchess expect (depth,
+  seldepth, multipv, score [lowerbound|upperbound], nodes, nps, hashfull, time,
+  pv last, since ``pv`` runs to the end of the line);
+* a PV is only ever printed as far as it is legal from the root, and it ends
+  where the game would (threefold repetition, fifty-move rule);
+* castling is written king-to-destination in standard chess and king-takes-rook
+  when ``UCI_Chess960`` is on;
+* text echoed from the GUI (a bad move, a bad FEN) is reduced to printable ASCII
+  of bounded length, since every output line must be one ASCII line.
+
+This module does no I/O and holds no state; uci.py and the controller write
+what it returns. It stays cheap to import (uci.py needs it before the handshake).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import chess
+import chess.polyglot
+
+from engine.score import uci_score
+from engine.tt import BOUND_EXACT, BOUND_LOWER
+
+if TYPE_CHECKING:  # the search is imported after the UCI handshake, not with this module
+    from engine.search import IterationInfo
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """``text`` reduced to printable ASCII and at most ``limit`` characters.
+
+    Control characters and non-ASCII become ``?``.
+    """
+    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
+def legal_pv(root: chess.Board, moves: list[chess.Move]) -> list[chess.Move]:
+    """The longest prefix of ``moves`` that is legal from ``root``.
+
+    The PV also ends where the game would: after a threefold repetition or the
+    fifty-move rule (checkmate and stalemate end it by legality).
+    """
+    board = root.copy()
+    pv: list[chess.Move] = []
+    for move in moves:
+        if not board.is_legal(move):
+            break
+        board.push(move)
+        pv.append(move)
+        if board.halfmove_clock >= 100 or board.is_repetition(3):
+            break
+    return pv
+
+
+def format_moves(root: chess.Board, moves: list[chess.Move], chess960: bool) -> str:
+    """Legal ``moves`` from ``root`` in UCI notation, castling as ``chess960`` says."""
+    board = root.copy(stack=False)
+    out = []
+    for move in moves:
+        out.append(board.uci(move, chess960=chess960))
+        board.push(move)
+    return " ".join(out)
+
+
+def format_info(
+    info: IterationInfo, root: chess.Board, chess960: bool, pv: Optional[list[chess.Move]] = None
+) -> str:
+    """One UCI ``info`` line for an iteration report."""
+    moves = legal_pv(root, info.pv) if pv is None else pv
+    nps = info.nodes * 1000 // max(1, info.time_ms)
+    line = (
+        f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"
+        f" multipv {info.multipv} score {uci_score(info.score)}"
+    )
+    if info.bound != BOUND_EXACT:
+        line += " lowerbound" if info.bound == BOUND_LOWER else " upperbound"
+    line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {info.time_ms}"
+    if moves:
+        line += " pv " + format_moves(root, moves, chess960)
+    return line
+
+
+def board_lines(board: chess.Board) -> list[str]:
+    """``d``: the board, its FEN, Polyglot key and checkers (Stockfish's layout)."""
+    rule = " +---+---+---+---+---+---+---+---+"
+    lines = ["", rule]
+    for rank in range(7, -1, -1):
+        cells = []
+        for file in range(8):
+            piece = board.piece_at(chess.square(file, rank))
+            cells.append(piece.symbol() if piece else " ")
+        lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
+        lines.append(rule)
+    lines.append("   a   b   c   d   e   f   g   h")
+    lines.append("")
+    lines.append(f"Fen: {board.fen()}")
+    lines.append(f"Key: {chess.polyglot.zobrist_hash(board):016X}")
+    checkers = " ".join(chess.square_name(s) for s in board.checkers())
+    lines.append(f"Checkers: {checkers}")
+    return lines
