@@ -18,9 +18,9 @@ interior node:
 5. ``STAGE_BAD_CAPTURES``: the captures that lose material, last.
 
 In check there are two stages, the TT move and ``STAGE_EVASIONS`` (every legal
-move, ordered as above). ``MovePicker.quiescence`` gives quiescence search's
-one stage: the evasions in check, otherwise ``STAGE_NOISY``, the captures and
-queen promotions by MVV-LVA.
+move, ordered as above). ``quiescence_moves`` gives quiescence search's one
+stage: the evasions in check, otherwise the captures and queen promotions by
+MVV-LVA.
 
 Moves are python-chess ``Move`` objects; they are identified by integer codes
 (``from | to << 6 | promotion << 12``), which are cheap to build, compare and
@@ -47,7 +47,6 @@ STAGE_GOOD_CAPTURES = 2
 STAGE_KILLERS = 3
 STAGE_QUIETS = 4
 STAGE_BAD_CAPTURES = 5
-STAGE_NOISY = 6
 
 NO_LIMIT = 1 << 30
 """``quiet_limit`` when late move pruning does not apply."""
@@ -105,7 +104,6 @@ class MovePicker:
         "in_check",
         "killer_1",
         "killer_2",
-        "quiescence_node",
         "quiet_limit",
         "searched",
         "split_bad_captures",
@@ -132,21 +130,8 @@ class MovePicker:
         self.split_bad_captures = split_bad_captures
         self.quiet_limit = quiet_limit
         self.searched = 0
-        self.quiescence_node = False
-
-    @classmethod
-    def quiescence(cls, board: chess.Board, history: list[int], in_check: bool) -> MovePicker:
-        """Quiescence search's picker: evasions in check, else captures and queen promotions."""
-        picker = cls(board, 0, 0, 0, history, in_check, split_bad_captures=False)
-        picker.quiescence_node = True
-        return picker
 
     def __iter__(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
-        if self.quiescence_node:
-            return self._quiescence_stages()
-        return self._stages()
-
-    def _stages(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
         board = self.board
         tt_code = self.tt_code
         if tt_code:
@@ -181,25 +166,28 @@ class MovePicker:
         if bad_captures:
             yield STAGE_BAD_CAPTURES, bad_captures
 
-    def _quiescence_stages(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
-        board = self.board
-        if self.in_check:
-            evasions = list(board.generate_legal_moves())
-            yield STAGE_EVASIONS, order_moves(board, evasions, -1, 0, 0, self.history)
-            return
-        noisy = list(board.generate_pseudo_legal_captures())
-        promotion_rank = chess.BB_RANK_7 if board.turn else chess.BB_RANK_2
-        if board.pawns & board.occupied_co[board.turn] & promotion_rank:
-            noisy.extend(
-                move
-                for move in board.generate_pseudo_legal_moves(
-                    board.pawns & promotion_rank,
-                    ~board.occupied & (chess.BB_RANK_8 | chess.BB_RANK_1),
-                )
-                if move.promotion == chess.QUEEN
+
+def quiescence_moves(board: chess.Board, history: list[int], in_check: bool) -> list[chess.Move]:
+    """Quiescence search's one stage: every legal evasion in check (ordered as in the
+    main search), otherwise the captures and queen promotions by MVV-LVA.
+
+    A plain list, not a ``MovePicker``: most quiescence nodes stand pat or search a
+    capture or two, and building a picker per node would cost more than it saves.
+    """
+    if in_check:
+        return order_moves(board, list(board.generate_legal_moves()), -1, 0, 0, history)
+    noisy = list(board.generate_pseudo_legal_captures())
+    promotion_rank = chess.BB_RANK_7 if board.turn else chess.BB_RANK_2
+    if board.pawns & board.occupied_co[board.turn] & promotion_rank:
+        noisy.extend(
+            move
+            for move in board.generate_pseudo_legal_moves(
+                board.pawns & promotion_rank,
+                ~board.occupied & (chess.BB_RANK_8 | chess.BB_RANK_1),
             )
-        if noisy:
-            yield STAGE_NOISY, order_captures(board, noisy)
+            if move.promotion == chess.QUEEN
+        )
+    return order_captures(board, noisy) if noisy else noisy
 
 
 def split_bad_captures(

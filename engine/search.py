@@ -5,7 +5,10 @@ reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, SEE ordering and pruning of losing captures, and lazy
 evaluation in quiescence. Each has a module-level switch (constants below) so
 that a match can measure it against the build without it; the Elo each one was
-measured to be worth stands beside its step in the node function.
+measured to be worth stands beside its step in the node function, in brackets:
+a leave-one-out match of the full build against the build without it, in
+colour-swapped pairs from the shipped openings (docs/strength.md has the ledger).
+All selectivity together against plain PVS: +135 +/- 43 Elo at 10+0.1.
 ``Searcher.selective = False`` turns all of them off, which makes the search
 exact (the tests compare it with plain negamax). Techniques that a match showed
 to be worth nothing are not in the code (git history keeps them).
@@ -50,6 +53,7 @@ from engine.movepick import (
     decode,
     move_code,
     order_moves,
+    quiescence_moves,
 )
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
@@ -564,6 +568,7 @@ class Searcher:
             if -MATE_BOUND < beta < MATE_BOUND:
                 # 7. Reverse futility: this far above beta, the opponent will not
                 #    get back to it in the plies that are left.
+                #    [+24 +/- 27 Elo, 400 games at 2,000 nodes]
                 if (
                     REVERSE_FUTILITY
                     and depth <= REVERSE_FUTILITY_MAX_DEPTH
@@ -572,6 +577,7 @@ class Searcher:
                     return static_eval
                 # 8. Null move: if passing still fails high, a real move would too.
                 #    Not twice in a row, and not with only king and pawns (zugzwang).
+                #    [+11 +/- 18 Elo, 400 games at 1,000 nodes]
                 if (
                     NULL_MOVE
                     and depth >= NULL_MOVE_MIN_DEPTH
@@ -593,6 +599,7 @@ class Searcher:
 
         # 9. Internal iterative reduction: without a TT move the ordering is poor and
         #    the node probably new; a shallower search is cheaper and fills the TT.
+        #    [+3 +/- 24 Elo, 400 games at 3,000 nodes]
         if (
             INTERNAL_ITERATIVE_REDUCTION
             and self.selective
@@ -615,7 +622,8 @@ class Searcher:
         # 10. Moves in stages from the move picker, so that an early cutoff saves
         #     generating the rest: TT move, captures by MVV-LVA that do not lose
         #     material, killers, quiets by history, then losing captures. In check:
-        #     the TT move, then every legal evasion.
+        #     the TT move, then every legal evasion. [Losing captures last, and
+        #     skipped in quiescence: +183 +/- 61 Elo, SPRT H1 after 118 games]
         them_bb = board.occupied_co[not us]
         king_sq = board.king(us)
         # Only a piece on a line between its king and an enemy slider can be pinned.
@@ -651,7 +659,8 @@ class Searcher:
                 to_sq = move.to_square
                 if quiet_stage and searched >= lmp_count:
                     # 11. Late move pruning: at low depth, quiets this far down the
-                    #     history order rarely matter.
+                    #     history order rarely matter. [+10 +/- 29 Elo, 400 games
+                    #     at 2,000 nodes]
                     pruned = True
                     break
                 pos.push(move)
@@ -677,6 +686,7 @@ class Searcher:
                 ):
                     if futile:
                         # 12. Futility: a quiet move cannot lift this node to alpha.
+                        #     [+26 +/- 26 Elo, 400 games at 2,000 nodes]
                         pos.pop()
                         pruned = True
                         if futility_value > best_score:
@@ -685,6 +695,7 @@ class Searcher:
                     # 13. Late move reductions: a quiet move late in the order is
                     #     searched shallower first (less at PV nodes and with good
                     #     history); a fail high is searched again at full depth.
+                    #     [+26 +/- 28 Elo, 400 games at 2,000 nodes]
                     reduction = _REDUCTIONS[depth][min(searched, LMR_MAX_MOVE_INDEX)]
                     if pv_node:
                         reduction -= 1
@@ -785,44 +796,44 @@ class Searcher:
         if best_score > alpha:
             alpha = best_score
 
+        moves = quiescence_moves(board, self.history, in_check)
+        if not moves:
+            return -(MATE - ply) if in_check else best_score  # no evasion: mated
         king_sq = board.king(board.turn)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
         ep_square = board.ep_square
         see_prune = SEE_QSEARCH and self.selective and not in_check
         piece_type_at = board.piece_type_at
-        for _, moves in MovePicker.quiescence(board, self.history, in_check):
-            for move in moves:
-                from_sq = move.from_square
-                risky = 0
-                if not in_check:
-                    # A capture that loses material by static exchange is not searched.
-                    if (
-                        see_prune
-                        and not move.promotion
-                        and SEE_VALUES[piece_type_at(from_sq) or 1]
-                        > SEE_VALUES[piece_type_at(move.to_square) or 1]
-                        and not see_ge(board, move, 0)
-                    ):
-                        continue
-                    # A capture onto the en passant square is en passant: two pawns
-                    # leave the rank. (Evasions are legal already.)
-                    risky = (
-                        from_sq == king_sq
-                        or _BB_SQUARES[from_sq] & lines
-                        or move.to_square == ep_square
-                    )
-                pos.push(move)
-                if risky and board.was_into_check():
-                    pos.pop()
+        for move in moves:
+            from_sq = move.from_square
+            risky = 0
+            if not in_check:
+                # A capture that loses material by static exchange is not searched.
+                if (
+                    see_prune
+                    and not move.promotion
+                    and SEE_VALUES[piece_type_at(from_sq) or 1]
+                    > SEE_VALUES[piece_type_at(move.to_square) or 1]
+                    and not see_ge(board, move, 0)
+                ):
                     continue
-                score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+                # A capture onto the en passant square is en passant: two pawns
+                # leave the rank. (Evasions are legal already.)
+                risky = (
+                    from_sq == king_sq
+                    or _BB_SQUARES[from_sq] & lines
+                    or move.to_square == ep_square
+                )
+            pos.push(move)
+            if risky and board.was_into_check():
                 pos.pop()
-                if score > best_score:
-                    best_score = score
-                    if score > alpha:
-                        alpha = score
-                        if alpha >= beta:
-                            return best_score
-        if best_score == -INFINITE:
-            return -(MATE - ply)  # in check with no legal move: mated
+                continue
+            score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+            pos.pop()
+            if score > best_score:
+                best_score = score
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        return best_score
         return best_score
