@@ -1,6 +1,6 @@
-"""Tests for scripts/match.py: parsing, adjudication, and real short matches.
+"""Tests for the match runner (scripts/matches): parsing, adjudication, real short matches.
 
-The matches run the runner as a program (``python scripts/match.py``), exactly as
+The matches run the runner as a program (``python -m scripts.matches.match``), exactly as
 users do, between: two copies of a tiny legal stub engine (tests/engines/uci_stub.py),
 Stockfish against itself and Cutoff against itself and against Stockfish (each skipped
 with a message when the engine is missing), and the deliberately broken engines in
@@ -27,22 +27,21 @@ import chess.engine
 import chess.pgn
 import pytest
 
+from scripts.matches import match as runner
+from tests.conftest import child_pids, still_running
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
+MATCHES = ROOT / "scripts" / "matches"
+# The runner as users start it from a checkout (run with cwd=ROOT).
+RUNNER = [sys.executable, "-m", "scripts.matches.match"]
 ENGINES = ROOT / "tests" / "engines"
-OPENINGS = SCRIPTS / "openings" / "noob3_500.epd"
+OPENINGS = MATCHES / "openings" / "noob3_500.epd"
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 HAS_STOCKFISH = os.access(STOCKFISH, os.X_OK)
 needs_stockfish = pytest.mark.skipif(
     not HAS_STOCKFISH,
     reason=f"Stockfish not found ({STOCKFISH}); install it with apt-get install stockfish",
 )
-
-sys.path.insert(0, str(SCRIPTS))
-
-import match as runner  # noqa: E402  (scripts/ is not a package)
-
-from tests.conftest import child_pids, still_running  # noqa: E402
 
 
 def stub(script: str = "uci_stub.py", *args: str, name: Optional[str] = None) -> str:
@@ -55,7 +54,7 @@ def stub(script: str = "uci_stub.py", *args: str, name: Optional[str] = None) ->
 def run_match(*args: str, timeout: float = 120.0) -> tuple[int, dict[str, Any], str]:
     """Run match.py with a JSON summary on stdout; return (status, summary, stderr)."""
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", *args],
+        [*RUNNER, "--json", "-", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -254,10 +253,11 @@ def test_opening_already_over_is_rejected(
     book.write_text(text)
     args = ["--engine", "a", "--engine", "b", "--depth", "1", "--openings", str(book)]
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        [*RUNNER, *args],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=ROOT,
     )
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -283,10 +283,11 @@ def test_opening_already_over_is_rejected(
 )
 def test_bad_input_gives_one_line_error(args: list[str]) -> None:
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        [*RUNNER, *args],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=ROOT,
     )
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -471,11 +472,11 @@ def test_resign_adjudication_and_sprt_stop(tmp_path: Path) -> None:
 
 def test_sprt_script_runs_the_preset(tmp_path: Path) -> None:
     pgn = tmp_path / "preset.pgn"
-    env = dict(os.environ, PYTHON=sys.executable)
+    # A relative SPRT_PGN is where the caller is, though the runner starts from the root.
+    env = dict(os.environ, PYTHON=sys.executable, SPRT_PGN=pgn.name)
     proc = subprocess.run(
-        ["sh", str(SCRIPTS / "sprt.sh"), stub(name="cand"), stub(name="base"),
-         "--rounds", "1", "--concurrency", "1", "--maxmoves", "10", "--pgn", str(pgn),
-         "--json", "-"],
+        ["sh", str(MATCHES / "sprt.sh"), stub(name="cand"), stub(name="base"),
+         "--rounds", "1", "--concurrency", "1", "--maxmoves", "10", "--json", "-"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -569,7 +570,7 @@ def interrupted_match(
     to exit after the signal.
     """
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", *args],
+        [*RUNNER, "--json", "-", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -640,7 +641,7 @@ def test_signal_ends_engines_and_prints_the_summary(
 def test_sigterm_ends_cutoff_in_a_long_search(tmp_path: Path) -> None:
     # The issue's case: Cutoff searching to depth 40 when the runner gets SIGTERM.
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", "--rounds", "1",
+        [*RUNNER, "--json", "-", "--rounds", "1",
          "--engine", cutoff_spec("cutoff") + " depth=40",
          "--engine", stub(name="quick"), "--depth", "1"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -1,4 +1,4 @@
-"""scripts/tune.py through its command line, on the committed sample of tuning data."""
+"""scripts/tuning/tune.py through its command line, on the committed sample of tuning data."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
 
 
 def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_repo_script("tune.py", *args, timeout=300)
+    return run_repo_script("tuning.tune", *args, timeout=300)
 
 
 def load_module(path: Path) -> object:

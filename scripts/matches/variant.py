@@ -1,10 +1,10 @@
 """Make a copy of the engine with some module constants changed, for a match.
 
-    python scripts/variant.py DIR search.NULL_MOVE=False search.LMR_BASE=1.0
+    python -m scripts.matches.variant DIR search.NULL_MOVE=False search.LMR_BASE=1.0
 
 copies ``engine/`` to ``DIR/engine`` and rewrites each named top-level constant
 (``MODULE.NAME=VALUE``; the line must start with ``NAME =``). Run the copy with
-``cmd='python -m engine' dir=DIR`` in scripts/match.py. The working tree is never
+``cmd='python -m engine' dir=DIR`` in the match runner. The working tree is never
 changed; a name that is not found is an error, so a typo cannot pass as a test.
 """
 
@@ -16,7 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[1] / "engine"
+# The checkout's engine package, beside scripts/ (this file is scripts/matches/variant.py).
+ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
 def make_variant(target: Path, overrides: list[str]) -> None:

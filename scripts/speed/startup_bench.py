@@ -1,6 +1,6 @@
 """Measure process start -> ``uciok`` for the Cutoff launcher (median of N runs).
 
-Usage: python scripts/startup_bench.py [--runs N] [--cmd "cutoff"]
+Usage: python -m scripts.speed.startup_bench [--runs N] [--cmd "cutoff"]
 
 GUIs give engines 10 s (python-chess, fastchess) to 35 s (Cute Chess) for the
 handshake; the issue's target is 0.3 s. This script only measures and prints;

@@ -7,7 +7,7 @@ Prints the median, 90th percentile and worst answer time and how many went past
 the movetime. Use it to choose ``Move Overhead`` on a loaded machine. This
 script measures; it must not change the engine.
 
-Usage: python scripts/latency.py [--movetime MS] [--searches N] [--load K]
+Usage: python -m scripts.speed.latency [--movetime MS] [--searches N] [--load K]
        [--overhead MS] [--engine CMD]
 """
 

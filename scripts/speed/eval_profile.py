@@ -1,6 +1,6 @@
 """Where the evaluation's time goes, inside a real search and per call.
 
-    python scripts/eval_profile.py [--depth D] [--positions K]
+    python -m scripts.speed.eval_profile [--depth D] [--positions K]
 
 1. Runs the bench under cProfile and prints the share of the search's time
    spent in the evaluation and in each of its cached parts (pawn structure,
@@ -21,13 +21,9 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import sys
 import time
-from pathlib import Path
 
 import chess
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import evaluate as evaluation
 from engine.bench import BENCH_FENS, run_bench

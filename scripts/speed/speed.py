@@ -6,7 +6,7 @@ ratio. Times are per-process CPU time, so other load on the machine distorts
 the figures less; with ``--rounds N`` the two measurements alternate and the
 medians are reported. This script measures; it must not change the engine.
 
-Usage: python scripts/speed.py [--rounds N] [--depth D]
+Usage: python -m scripts.speed.speed [--rounds N] [--depth D]
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import chess
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.bench import run_bench
 

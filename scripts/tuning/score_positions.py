@@ -1,12 +1,12 @@
 """Add a UCI engine's search score to labelled positions (a second label for tuning).
 
-    python scripts/score_positions.py IN --engine CMD --nodes K --out FILE [--workers W]
+    python -m scripts.tuning.score_positions IN --engine CMD --nodes K --out FILE [--workers W]
 
-IN holds ``FEN;RESULT`` lines as ``scripts/make_tuning_data.py`` writes them.
+IN holds ``FEN;RESULT`` lines as ``make_tuning_data`` writes them.
 Each position is searched with ``go nodes K`` from an empty hash (``ucinewgame``
 before every position) and written as ``FEN;RESULT;SCORE``, SCORE being the
 engine's score in centipawns from White's view, mates and larger scores clipped
-to +-``SCORE_CLIP_CP``. ``scripts/tune.py --score-weight`` blends this score
+to +-``SCORE_CLIP_CP``. ``tune --score-weight`` blends this score
 with the game result as the fitting target: a search score says how good *this*
 position is, where the result of a game played hundreds of moves on is a noisy
 witness of it.
@@ -32,9 +32,9 @@ from typing import Optional
 import chess
 import chess.engine
 
-# scripts/make_tuning_data.py (found beside this script): the engine start-up,
-# the --engine parsing, the error conventions and the output handling it shares.
-from make_tuning_data import (
+# The engine start-up, the --engine parsing, the error conventions and the output
+# handling this script shares with make_tuning_data.
+from .make_tuning_data import (
     REPORTED_FAILURES,
     RESULTS,
     OneLineParser,

@@ -18,7 +18,7 @@ the clock.
 This script only makes data: it does not tune anything and it does not change
 the engine. It writes nothing into the repository except the ``--out`` file.
 
-Usage: python scripts/make_tuning_data.py --engine CMD --games N --nodes K --out FILE
+Usage: python -m scripts.tuning.make_tuning_data --engine CMD --games N --nodes K --out FILE
        [--seed S] [--openings EPD] [--random-plies R] [--workers W]
        [--max-plies P] [--skip-plies M]
 """
@@ -44,18 +44,18 @@ from typing import NamedTuple, NoReturn, Optional, TextIO
 import chess
 import chess.engine
 
-REPO = Path(__file__).resolve().parents[1]
-# The quiet filter uses Cutoff's static exchange evaluation, so the repository root
-# must be importable when the script runs as ``python scripts/make_tuning_data.py``.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# The quiet filter uses Cutoff's static exchange evaluation.
+from engine.see import see_ge
 
-import match  # noqa: E402  (scripts/match.py: the same openings reader)
+# The match runner's openings reader and shipped openings.
+from ..matches import match
 
-from engine.see import see_ge  # noqa: E402
+# The repository root (this file is scripts/tuning/make_tuning_data.py): the engine's
+# working directory, so that ``--engine 'python -m engine'`` finds the checkout's engine.
+REPO = Path(__file__).resolve().parents[2]
 
 PROG = "make_tuning_data"
-DEFAULT_OPENINGS = REPO / "scripts" / "openings" / "noob3_500.epd"
+DEFAULT_OPENINGS = match.DEFAULT_OPENINGS
 
 # Adjudication: a side is winning when the engine's score for it is at least
 # this, and the game is called after that many consecutive plies of it.

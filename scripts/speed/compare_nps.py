@@ -1,9 +1,10 @@
 """Bench nodes/s of two or more engine builds, alternating, as ratios to the first.
 
-    python scripts/compare_nps.py BASE OTHER [OTHER ...] [--depth D] [--rounds N] [--cpu C]
+    python -m scripts.speed.compare_nps BASE OTHER [OTHER ...] [--depth D] [--rounds N]
+                                        [--cpu C]
 
 Each build is a directory holding an ``engine`` package (a clone, or a copy made
-by ``scripts/variant.py``). A round runs ``python -m engine bench`` once in each
+by ``python -m scripts.matches.variant``). A round runs ``python -m engine bench`` once in each
 build, one after the other; each run's nodes/s is the bench's own figure (search
 time only, not start-up). A shared machine drifts in speed from minute to minute,
 so the ratio is taken within each round, and the median and range of the rounds
@@ -21,8 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-# scripts/make_tuning_data.py (found beside this script): one-line usage errors.
-from make_tuning_data import OneLineParser
+# One-line usage errors.
+from ..tuning.make_tuning_data import OneLineParser
 
 NODES = re.compile(r"Nodes searched\s*:\s*(\d+)")
 NPS = re.compile(r"Nodes/second\s*:\s*(\d+)")

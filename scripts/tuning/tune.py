@@ -1,13 +1,13 @@
 """Texel tuning of the evaluation weights with numpy.
 
-    python scripts/tune.py DATA [DATA ...] [--iterations N] [--pull L] [--score-weight W]
-                           [--out engine/weights.py]
-    python scripts/tune.py --write-start [--out engine/weights.py]
+    python -m scripts.tuning.tune DATA [DATA ...] [--iterations N] [--pull L]
+                                  [--score-weight W] [--out engine/weights.py]
+    python -m scripts.tuning.tune --write-start [--out engine/weights.py]
 
 DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
-``1/2-1/2`` or ``0-1``), as ``scripts/make_tuning_data.py`` writes them, or
+``1/2-1/2`` or ``0-1``), as ``make_tuning_data`` writes them, or
 ``FEN;RESULT;SCORE`` with an engine's score (cp, White's view) added by
-``scripts/score_positions.py``. With ``--score-weight w`` the fitting target is
+``score_positions``. With ``--score-weight w`` the fitting target is
 ``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
 first; without it the score is ignored. Every position becomes its feature
 vector (``engine.features``); the evaluation is then linear in the weights apart
@@ -39,16 +39,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import chess
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from engine import features as feat
+from engine.pesto import pesto_psqt
 
-import chess  # noqa: E402
-
-from engine import features as feat  # noqa: E402
-from engine.pesto import pesto_psqt  # noqa: E402
+# The repository root (this file is scripts/tuning/tune.py).
+ROOT = Path(__file__).resolve().parents[2]
 
 RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 HOLD_OUT_BLOCK = 100

@@ -1,6 +1,6 @@
 """Build a one-file Cutoff executable with PyInstaller (for GUIs that want one file).
 
-Usage: python scripts/build_exe.py [--dist DIR] [--name NAME]
+Usage: python -m scripts.packaging.build_exe [--dist DIR] [--name NAME]
 
 Needs PyInstaller (``pip install -e .[exe]``). The result is ``DIR/NAME``
 (``NAME.exe`` on Windows); it is the UCI engine, like ``cutoff``, and takes the
@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+# The repository root (this file is scripts/packaging/build_exe.py).
+REPO = Path(__file__).resolve().parents[2]
 ENTRY = "import sys\nfrom engine.__main__ import main\nsys.exit(main())\n"
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Engine-vs-engine match runner: two UCI engines, colour-swapped game pairs, Elo and SPRT.
 
 Responsible for: parsing the command line (engines with their options and limits,
@@ -8,7 +7,7 @@ classifying every game end (natural end, adjudication, time forfeit, illegal mov
 crash, stall), writing each game to PGN with its reason, printing progress to stderr and
 a summary (text or JSON) at the end.
 
-All numbers about strength come from ``match_stats`` (pure numpy); this module must not
+All numbers about strength come from ``stats`` (pure numpy); this module must not
 compute statistics itself, must not hide a fault (every one is counted and reported),
 and must not print a traceback for bad input (one line and exit status 1). It does not
 import the Cutoff engine: engines are only ever commands.
@@ -52,12 +51,9 @@ import chess
 import chess.engine
 import chess.pgn
 
-# match_stats lives beside this script, which is not part of a package.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import match_stats
+from . import stats
 
-SCRIPT_DIR = Path(__file__).resolve().parent
-DEFAULT_OPENINGS = SCRIPT_DIR / "openings" / "noob3_500.epd"
+DEFAULT_OPENINGS = Path(__file__).resolve().parent / "openings" / "noob3_500.epd"
 
 # Seconds an engine gets to answer `uci` with `uciok` (python-chess waits 10 s, cutechess 35 s;
 # a Python engine on a loaded machine needs more than the former).
@@ -78,7 +74,7 @@ DEFAULT_MARGIN_S = 0.1
 # Stand-in for a mate score in centipawns, for adjudication.
 MATE_CP = 100_000
 
-# The project's standard strength test (see scripts/sprt.sh and the README).
+# The project's standard strength test (see scripts/matches/sprt.sh and the README).
 PRESETS: dict[str, dict[str, Any]] = {
     "sprt": {
         "openings": str(DEFAULT_OPENINGS),
@@ -680,7 +676,7 @@ def build_config(args: argparse.Namespace) -> Config:
         if not elo0 < elo1:
             raise MatchError("--sprt needs ELO0 < ELO1")
         try:
-            match_stats.sprt_bounds(alpha, beta)
+            stats.sprt_bounds(alpha, beta)
         except ValueError as err:
             raise MatchError(f"--alpha/--beta: {err}") from None
         sprt = (elo0, elo1)
@@ -1104,7 +1100,7 @@ class Match:
             self.pgn_file.flush()
         if self.cfg.sprt and self.sprt_result is None:
             llr = self.llr()
-            lower, upper = match_stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
             if llr >= upper:
                 self.sprt_result = "H1 accepted"
             elif llr <= lower:
@@ -1117,7 +1113,7 @@ class Match:
     def llr(self) -> float:
         assert self.cfg.sprt is not None
         elo0, elo1 = self.cfg.sprt
-        return match_stats.llr_pentanomial(self.tally.pentanomial, elo0, elo1)
+        return stats.llr_pentanomial(self.tally.pentanomial, elo0, elo1)
 
     def print_progress(self, rec: GameRecord) -> None:
         t = self.tally
@@ -1129,7 +1125,7 @@ class Match:
             f"Elo {est.elo:+.1f} +/- {_fmt_error(est.error)}"
         )
         if self.cfg.sprt:
-            lower, upper = match_stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
             line += f" LLR {self.llr():.2f} ({lower:.2f}, {upper:.2f})"
         faults = sum(sum(counts.values()) for counts in t.faults.values())
         if faults:
@@ -1141,11 +1137,11 @@ class Match:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    def elo_estimate(self) -> match_stats.EloEstimate:
+    def elo_estimate(self) -> stats.EloEstimate:
         t = self.tally
         if t.pairs:
-            return match_stats.pentanomial_elo(t.pentanomial)
-        return match_stats.trinomial_elo(t.wins, t.draws, t.losses)
+            return stats.pentanomial_elo(t.pentanomial)
+        return stats.trinomial_elo(t.wins, t.draws, t.losses)
 
     async def worker(self, engines: list[EngineProcess]) -> None:
         try:
@@ -1249,11 +1245,11 @@ async def start_first_engines(cfg: Config) -> tuple[list[EngineProcess], list[st
 
 def summary_dict(match: Match) -> dict[str, Any]:
     cfg, t = match.cfg, match.tally
-    tri = match_stats.trinomial_elo(t.wins, t.draws, t.losses)
-    penta = match_stats.pentanomial_elo(t.pentanomial) if t.pairs else None
+    tri = stats.trinomial_elo(t.wins, t.draws, t.losses)
+    penta = stats.pentanomial_elo(t.pentanomial) if t.pairs else None
     best = penta or tri
 
-    def estimate(e: Optional[match_stats.EloEstimate]) -> Optional[dict[str, Any]]:
+    def estimate(e: Optional[stats.EloEstimate]) -> Optional[dict[str, Any]]:
         if e is None:
             return None
         return {
@@ -1282,7 +1278,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         )
     sprt: Optional[dict[str, Any]] = None
     if cfg.sprt:
-        lower, upper = match_stats.sprt_bounds(cfg.alpha, cfg.beta)
+        lower, upper = stats.sprt_bounds(cfg.alpha, cfg.beta)
         sprt = {
             "elo0": cfg.sprt[0],
             "elo1": cfg.sprt[1],
@@ -1303,7 +1299,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         "elo_model": "pentanomial" if penta else "trinomial",
         "elo_trinomial": estimate(tri),
         "elo_pentanomial": estimate(penta),
-        "los": match_stats.los(t.wins, t.losses),
+        "los": stats.los(t.wins, t.losses),
         "pentanomial": list(t.pentanomial),
         "pentanomial_dd": t.pair_dd,
         "pentanomial_wl": t.pair_wl,

@@ -16,7 +16,7 @@ was skipped, the engine could not start, made an error or died); 2 usage error (
 option value, unreadable or empty suite file); 130 interrupted (Ctrl-C); 143
 terminated (SIGTERM).
 
-Usage: python scripts/epd_suite.py SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
+Usage: python -m scripts.matches.epd_suite SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
        [--limit N]
 """
 
