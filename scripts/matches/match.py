@@ -45,12 +45,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, Optional, TextIO
+from typing import Any, Optional, TextIO
 
 import chess
 import chess.engine
 import chess.pgn
 
+from ..common import ToolParser
 from . import stats
 
 DEFAULT_OPENINGS = Path(__file__).resolve().parent / "openings" / "noob3_500.epd"
@@ -491,16 +492,12 @@ class Config:
     progress: bool
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit status 1, like every other bad input."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(1, f"match.py: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    # Usage errors exit with 1, like every other bad input (the runner's documented
+    # contract; 2 means a match stopped by an engine fault).
+    parser = ToolParser(
         prog="match.py",
+        usage_status=1,
         description="Play a match between two UCI engines in colour-swapped pairs; report "
         "W/D/L, Elo with a 95%% interval, LOS, pentanomial counts and an optional SPRT.",
         epilog="Engine spec: \"cmd='python -m engine' name=dev dir=../base option.Hash=64 "

@@ -10,11 +10,12 @@ changed; a name that is not found is an error, so a typo cannot pass as a test.
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import sys
 from pathlib import Path
+
+from ..common import ToolParser
 
 # The checkout's engine package, beside scripts/ (this file is scripts/matches/variant.py).
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
@@ -46,7 +47,7 @@ def make_variant(target: Path, overrides: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="variant", description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("overrides", nargs="*", metavar="MODULE.NAME=VALUE")
     args = parser.parse_args(argv)

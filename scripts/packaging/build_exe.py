@@ -10,10 +10,11 @@ Windows to get a Windows ``.exe``. Work files go to ``build/pyinstaller``.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
+
+from ..common import ToolParser
 
 # The repository root (this file is scripts/packaging/build_exe.py).
 REPO = Path(__file__).resolve().parents[2]
@@ -42,11 +43,11 @@ def build(dist: Path, name: str) -> Path:
     return dist / f"{name}{suffix}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="build_exe", description=__doc__.splitlines()[0])
     parser.add_argument("--dist", type=Path, default=REPO / "dist")
     parser.add_argument("--name", default="cutoff")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
         import PyInstaller  # noqa: F401
     except ImportError:

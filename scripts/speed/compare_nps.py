@@ -22,8 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# One-line usage errors.
-from ..tuning.make_tuning_data import OneLineParser
+from ..common import ToolParser
 
 NODES = re.compile(r"Nodes searched\s*:\s*(\d+)")
 NPS = re.compile(r"Nodes/second\s*:\s*(\d+)")
@@ -54,7 +53,7 @@ def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="compare_nps.py", description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="compare_nps", description=__doc__.splitlines()[0])
     parser.add_argument("builds", nargs="+", type=Path, help="build directories, base first")
     parser.add_argument("--depth", type=int, default=6, help="bench depth (default 6)")
     parser.add_argument("--rounds", type=int, default=6, help="rounds (default 6)")

@@ -18,7 +18,6 @@ so the shares are indicative; the bench's nodes/s is the speed figure.)
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import pstats
 import time
@@ -29,6 +28,8 @@ from engine import evaluate as evaluation
 from engine.bench import BENCH_FENS, run_bench
 from engine.features import blend
 from engine.position import Position
+
+from ..common import ToolParser
 
 PARTS = (
     ("evaluation (all)", "evaluate.py", "evaluate"),
@@ -122,11 +123,11 @@ def time_per_call(positions: int) -> None:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="eval_profile", description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--positions", type=int, default=len(BENCH_FENS))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     profile_search(args.depth, args.positions)
     time_in_search(args.depth, args.positions)
     time_per_call(args.positions)

@@ -11,7 +11,6 @@ Usage: python -m scripts.speed.speed [--rounds N] [--depth D]
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -19,6 +18,8 @@ import time
 import chess
 
 from engine.bench import run_bench
+
+from ..common import ToolParser
 
 PERFT_CASES = (
     (chess.STARTING_FEN, 4, 197281),
@@ -54,11 +55,11 @@ def bench_nodes_per_second(depth: int | None) -> tuple[int, float]:
     return result.nodes, result.nodes / (time.process_time() - start)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="speed", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="alternating rounds (median)")
     parser.add_argument("--depth", type=int, default=None, help="bench depth (default: bench's)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     perft_rates = []
     bench_rates = []
     nodes = 0

@@ -32,19 +32,19 @@ from typing import Optional
 import chess
 import chess.engine
 
-# The engine start-up, the --engine parsing, the error conventions and the output
-# handling this script shares with make_tuning_data.
-from .make_tuning_data import (
+from ..common import (
     REPORTED_FAILURES,
-    RESULTS,
-    OneLineParser,
+    ToolParser,
     UsageError,
     atomic_output,
     engine_command,
     quit_engine,
     report_failure,
-    start_engine,
 )
+
+# The engine start-up (one thread, a small hash) and the labels of the positions
+# this script reads, as make_tuning_data writes them.
+from .make_tuning_data import RESULTS, start_engine
 
 PROG = "score_positions"
 SCORE_CLIP_CP = 2000
@@ -146,7 +146,7 @@ def score_all(
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = OneLineParser(prog="score_positions.py", description=__doc__.splitlines()[0])
+    parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="FEN;RESULT file")
     parser.add_argument("--engine", required=True, help="UCI engine command line (shlex-split)")
     parser.add_argument("--nodes", type=int, required=True, help="nodes per search (go nodes)")

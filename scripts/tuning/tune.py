@@ -30,7 +30,6 @@ This script must not be imported by the engine; it writes only the ``--out`` fil
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import textwrap
@@ -44,6 +43,8 @@ import numpy as np
 
 from engine import features as feat
 from engine.pesto import pesto_psqt
+
+from ..common import ToolParser
 
 # The repository root (this file is scripts/tuning/tune.py).
 ROOT = Path(__file__).resolve().parents[2]
@@ -390,7 +391,7 @@ def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="tune", description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT[;SCORE] files")
     parser.add_argument("--out", type=Path, default=ROOT / "engine" / "weights.py")
     parser.add_argument("--iterations", type=int, default=2000)
