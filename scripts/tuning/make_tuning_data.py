@@ -56,14 +56,15 @@ from ..common import (
 )
 
 # The match runner's openings reader and shipped openings.
-from ..matches import match
+from ..matches.book import DEFAULT_OPENINGS
+from ..matches.book import load_openings as load_book
+from ..matches.errors import MatchError
 
 # The repository root (this file is scripts/tuning/make_tuning_data.py): the engine's
 # working directory, so that ``--engine 'python -m engine'`` finds the checkout's engine.
 REPO = Path(__file__).resolve().parents[2]
 
 PROG = "make_tuning_data"
-DEFAULT_OPENINGS = match.DEFAULT_OPENINGS
 
 # Adjudication: a side is winning when the engine's score for it is at least
 # this, and the game is called after that many consecutive plies of it.
@@ -234,8 +235,8 @@ def _worker_play(index: int) -> GameRecord:
 def load_openings(path: Path) -> list[str]:
     """FENs of the openings file, read as the match runner reads it (FEN/EPD or PGN)."""
     try:
-        return [opening.board().fen() for opening in match.load_openings(str(path))]
-    except match.MatchError as exc:
+        return [opening.board().fen() for opening in load_book(str(path))]
+    except MatchError as exc:
         raise UsageError(str(exc)) from None
 
 
