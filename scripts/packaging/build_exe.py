@@ -10,6 +10,7 @@ Windows to get a Windows ``.exe``. Work files go to ``build/pyinstaller``.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -48,9 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dist", type=Path, default=REPO / "dist")
     parser.add_argument("--name", default="cutoff")
     args = parser.parse_args(argv)
-    try:
-        import PyInstaller  # noqa: F401
-    except ImportError:
+    # Only whether it is there: PyInstaller runs as its own process (python -m PyInstaller).
+    if importlib.util.find_spec("PyInstaller") is None:
         print("build_exe: PyInstaller is not installed (pip install -e .[exe])", file=sys.stderr)
         return 2
     path = build(args.dist.resolve(), args.name)

@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                 nodes[index], nps = bench(build.resolve(), args.depth, args.cpu)
                 speeds[index].append(nps)
                 line.append(f"{nps}")
-            ratios = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]
-            print(f"round {number}: nodes/s {' / '.join(line)}; ratio {', '.join(ratios)}")
+            shown = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]
+            print(f"round {number}: nodes/s {' / '.join(line)}; ratio {', '.join(shown)}")
             sys.stdout.flush()
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -222,8 +222,14 @@ def load(paths: list[Path], workers: int) -> Dataset:
             parts = list(pool.map(_rows_of, chunks))
     else:
         parts = [_rows_of(c) for c in chunks]
-    rows, cols, vals = [], [], []
-    phase, scale_white, scale_black, result, score = [], [], [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[int] = []
+    phase: list[float] = []
+    scale_white: list[float] = []
+    scale_black: list[float] = []
+    result: list[float] = []
+    score: list[float] = []
     n = 0
     for part in parts:
         for f, ph, sw, sb, res, sc in part:
