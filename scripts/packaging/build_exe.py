@@ -6,6 +6,8 @@ Needs PyInstaller (``pip install -e .[exe]``). The result is ``DIR/NAME``
 (``NAME.exe`` on Windows); it is the UCI engine, like ``cutoff``, and takes the
 same subcommands. PyInstaller builds for the platform it runs on: build on
 Windows to get a Windows ``.exe``. Work files go to ``build/pyinstaller``.
+It runs from a checkout (the engine is bundled from the repository's ``engine/``) and
+must not change any tracked file: it writes only ``DIR`` and ``build/pyinstaller``.
 """
 
 from __future__ import annotations
