@@ -26,11 +26,12 @@ def shared_file(name: str) -> Path:
 
 
 def run_repo_script(
-    name: str, *args: str, timeout: float = 120
+    module: str, *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``python scripts/NAME ARGS`` from the repository root, its output captured as text."""
+    """``python -m scripts.MODULE ARGS`` from the repository root (MODULE e.g.
+    ``matches.epd_suite``), its output captured as text."""
     return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / name), *args],
+        [sys.executable, "-m", f"scripts.{module}", *args],
         cwd=str(REPO),
         capture_output=True,
         text=True,

@@ -1,18 +1,18 @@
-"""scripts/compare_nps.py through its command line: rounds, ratios, one-line errors."""
+"""scripts/speed/compare_nps.py through its command line: rounds, ratios, one-line errors."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from conftest import run_repo_script
+from tests.conftest import run_repo_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_two_builds_alternate_and_report_ratios() -> None:
     done = run_repo_script(
-        "compare_nps.py", str(REPO), str(REPO), "--depth", "2", "--rounds", "2", timeout=180
+        "speed.compare_nps", str(REPO), str(REPO), "--depth", "2", "--rounds", "2", timeout=180
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
@@ -27,7 +27,7 @@ def test_two_builds_alternate_and_report_ratios() -> None:
 
 def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     for args in ([str(REPO)], [str(REPO), str(tmp_path)], [str(REPO), str(REPO), "--rounds", "0"]):
-        done = run_repo_script("compare_nps.py", *args)
+        done = run_repo_script("speed.compare_nps", *args)
         assert done.returncode == 2
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert done.stderr.startswith("compare_nps: ")
@@ -38,6 +38,6 @@ def test_a_broken_build_is_reported(tmp_path: Path) -> None:
     (tmp_path / "engine").mkdir()
     (tmp_path / "engine" / "__init__.py").write_text("")
     (tmp_path / "engine" / "__main__.py").write_text("raise SystemExit('broken build')\n")
-    done = run_repo_script("compare_nps.py", str(REPO), str(tmp_path), "--depth", "1")
+    done = run_repo_script("speed.compare_nps", str(REPO), str(tmp_path), "--depth", "1")
     assert done.returncode == 1
     assert "bench failed in" in done.stderr and "broken build" in done.stderr

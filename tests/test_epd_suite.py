@@ -1,4 +1,4 @@
-"""scripts/epd_suite.py through its command line: WAC positions with Cutoff, and bad
+"""scripts/matches/epd_suite.py through its command line: WAC positions with Cutoff, and bad
 input, engine faults and interruptions with the stub engines of tests/engines."""
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ import chess
 import pytest
 
 from tests.conftest import REPO, run_repo_script, shared_file, still_running
+from tests.engines.uci_stub import pick_move
+
+# The suite runner as users start it from a checkout (run with cwd=REPO).
+EPD_SUITE = [sys.executable, "-m", "scripts.matches.epd_suite"]
 
 
 def test_counts_solved_positions(tmp_path: Path) -> None:
     suite = shared_file("wac.epd")
     done = subprocess.run(
         [
-            sys.executable,
-            str(REPO / "scripts" / "epd_suite.py"),
+            *EPD_SUITE,
             str(suite),
             "--depth",
             "8",
@@ -41,7 +44,8 @@ def test_counts_solved_positions(tmp_path: Path) -> None:
 
 def test_missing_file_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "epd_suite.py"), str(tmp_path / "none.epd")],
+        [*EPD_SUITE, str(tmp_path / "none.epd")],
+        cwd=str(REPO),
         capture_output=True,
         text=True,
         timeout=60,
@@ -53,9 +57,6 @@ def test_missing_file_is_one_line(tmp_path: Path) -> None:
 # --- bad input and faults, with the stub engines of tests/engines ------------------
 
 ENGINES = REPO / "tests" / "engines"
-sys.path.insert(0, str(ENGINES))
-
-from uci_stub import pick_move  # noqa: E402  (tests/engines is not a package)
 
 # Positions where the stub's move is known (it picks from the FEN alone).
 BOARDS = [
@@ -102,7 +103,7 @@ def test_engine_that_cannot_start_is_one_line(
     tmp_path: Path, engine: str, status: int, fragment: str
 ) -> None:
     suite = write_suite(tmp_path / "s.epd", epd_line(BOARDS[0], 1))
-    done = run_repo_script("epd_suite.py", str(suite), "--engine", engine, "--depth", "1")
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", engine, "--depth", "1")
     lines = error_lines(done)
     assert done.returncode == status, done.stderr
     assert len(lines) == 1 and fragment in lines[0], lines
@@ -114,7 +115,7 @@ def test_engine_crash_mid_suite_still_prints_the_summary(tmp_path: Path) -> None
         tmp_path / "s.epd", *(epd_line(board, i, i != 2) for i, board in enumerate(BOARDS, 1))
     )
     engine = stub("exit_midgame.py", "--after", "2")
-    done = run_repo_script("epd_suite.py", str(suite), "--engine", engine, "--depth", "1")
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", engine, "--depth", "1")
     assert done.returncode == 1
     assert error_lines(done) == [
         f"epd_suite: the engine died at {suite} line 3: "
@@ -143,7 +144,7 @@ def test_bad_lines_are_skipped_and_the_rest_run(tmp_path: Path) -> None:
         )
         + b"\n"
     )
-    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub(), "--depth", "1")
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub(), "--depth", "1")
     assert done.returncode == 1
     lines = error_lines(done)
     expected = {
@@ -166,7 +167,7 @@ def test_limit_counts_positions(tmp_path: Path) -> None:
         tmp_path / "s.epd", "bad line", *(epd_line(board, i) for i, board in enumerate(BOARDS, 1))
     )
     done = run_repo_script(
-        "epd_suite.py", str(suite), "--engine", stub(), "--depth", "1", "--limit", "2"
+        "matches.epd_suite", str(suite), "--engine", stub(), "--depth", "1", "--limit", "2"
     )
     assert done.returncode == 1, done.stderr  # the bad line
     assert done.stdout.strip().splitlines()[-1].startswith("solved 2 / 2 in ")
@@ -187,7 +188,7 @@ def test_limit_counts_positions(tmp_path: Path) -> None:
 )
 def test_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], fragment: str) -> None:
     suite = write_suite(tmp_path / "s.epd", epd_line(BOARDS[0], 1))
-    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub(), *args)
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub(), *args)
     assert done.returncode == 2
     lines = error_lines(done)
     assert len(lines) == 1 and lines[0].startswith("epd_suite: error: ") and fragment in lines[0]
@@ -198,7 +199,7 @@ def test_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], fra
 def test_empty_suite_is_an_error(tmp_path: Path, content: str) -> None:
     suite = tmp_path / "empty.epd"
     suite.write_text(content)
-    done = run_repo_script("epd_suite.py", str(suite), "--engine", stub())
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub())
     assert done.returncode == 2
     assert error_lines(done) == [f"epd_suite: no positions in {suite}"]
     assert done.stdout == ""
@@ -212,9 +213,8 @@ def test_interrupt_prints_the_summary_and_ends_the_engine(
     suite = write_suite(tmp_path / "s.epd", *(epd_line(b, i) for i, b in enumerate(BOARDS, 1)))
     pid_file = tmp_path / "engine.pid"
     engine = stub("hang.py", "--after", "1", "--pid-file", str(pid_file))
-    script = str(REPO / "scripts" / "epd_suite.py")
     proc = subprocess.Popen(
-        [sys.executable, script, str(suite), "--engine", engine, "--depth", "1"],
+        [*EPD_SUITE, str(suite), "--engine", engine, "--depth", "1"],
         cwd=str(REPO),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""scripts/eval_profile.py through its command line, on a tiny bench."""
+"""scripts/speed/eval_profile.py through its command line, on a tiny bench."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tests.conftest import run_repo_script
 
 
 def test_profile_reports_the_evaluation_share_and_cost() -> None:
-    done = run_repo_script("eval_profile.py", "--depth", "2", "--positions", "3")
+    done = run_repo_script("speed.eval_profile", "--depth", "2", "--positions", "3")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     nodes = re.search(r"bench depth 2, 3 positions: (\d+) nodes", out)

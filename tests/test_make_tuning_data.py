@@ -1,4 +1,4 @@
-"""scripts/make_tuning_data.py through its command line, with Cutoff as the engine."""
+"""scripts/tuning/make_tuning_data.py through its command line, with Cutoff as the engine."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ SMALL_RUN = [
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_repo_script("make_tuning_data.py", *args)
+    return run_repo_script("tuning.make_tuning_data", *args)
 
 
 def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:

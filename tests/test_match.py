@@ -1,6 +1,6 @@
-"""Tests for scripts/match.py: parsing, adjudication, and real short matches.
+"""Tests for the match runner (scripts/matches): parsing, adjudication, real short matches.
 
-The matches run the runner as a program (``python scripts/match.py``), exactly as
+The matches run the runner as a program (``python -m scripts.matches.match``), exactly as
 users do, between: two copies of a tiny legal stub engine (tests/engines/uci_stub.py),
 Stockfish against itself and Cutoff against itself and against Stockfish (each skipped
 with a message when the engine is missing), and the deliberately broken engines in
@@ -27,22 +27,25 @@ import chess.engine
 import chess.pgn
 import pytest
 
+from scripts.matches.adjudication import Adjudication, adjudicate
+from scripts.matches.book import load_openings
+from scripts.matches.engines import QUIT_TIMEOUT_S, parse_engine_spec
+from scripts.matches.errors import MatchError
+from scripts.matches.limits import Limits, TimeControl, parse_tc
+from tests.conftest import child_pids, still_running
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
+MATCHES = ROOT / "scripts" / "matches"
+# The runner as users start it from a checkout (run with cwd=ROOT).
+RUNNER = [sys.executable, "-m", "scripts.matches.match"]
 ENGINES = ROOT / "tests" / "engines"
-OPENINGS = SCRIPTS / "openings" / "noob3_500.epd"
+OPENINGS = MATCHES / "openings" / "noob3_500.epd"
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 HAS_STOCKFISH = os.access(STOCKFISH, os.X_OK)
 needs_stockfish = pytest.mark.skipif(
     not HAS_STOCKFISH,
     reason=f"Stockfish not found ({STOCKFISH}); install it with apt-get install stockfish",
 )
-
-sys.path.insert(0, str(SCRIPTS))
-
-import match as runner  # noqa: E402  (scripts/ is not a package)
-
-from tests.conftest import child_pids, still_running  # noqa: E402
 
 
 def stub(script: str = "uci_stub.py", *args: str, name: Optional[str] = None) -> str:
@@ -55,7 +58,7 @@ def stub(script: str = "uci_stub.py", *args: str, name: Optional[str] = None) ->
 def run_match(*args: str, timeout: float = 120.0) -> tuple[int, dict[str, Any], str]:
     """Run match.py with a JSON summary on stdout; return (status, summary, stderr)."""
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", *args],
+        [*RUNNER, "--json", "-", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -134,19 +137,19 @@ def check_match(summary: dict[str, Any], pgn_path: Path) -> list[chess.pgn.Game]
 
 
 def test_parse_tc() -> None:
-    assert runner.parse_tc("10+0.1") == runner.TimeControl(0, 10.0, 0.1)
-    assert runner.parse_tc("40/10") == runner.TimeControl(40, 10.0, 0.0)
-    assert runner.parse_tc("40/60+0.5") == runner.TimeControl(40, 60.0, 0.5)
-    assert runner.parse_tc(".5+.05") == runner.TimeControl(0, 0.5, 0.05)
-    assert runner.parse_tc("40/10+0.1").pgn() == "40/10+0.1"
+    assert parse_tc("10+0.1") == TimeControl(0, 10.0, 0.1)
+    assert parse_tc("40/10") == TimeControl(40, 10.0, 0.0)
+    assert parse_tc("40/60+0.5") == TimeControl(40, 60.0, 0.5)
+    assert parse_tc(".5+.05") == TimeControl(0, 0.5, 0.05)
+    assert parse_tc("40/10+0.1").pgn() == "40/10+0.1"
     for bad in ("10+", "abc", "0+1", "0/10", "10+0.1+2", "-5"):
-        with pytest.raises(runner.MatchError):
-            runner.parse_tc(bad)
+        with pytest.raises(MatchError):
+            parse_tc(bad)
 
 
 def test_parse_engine_spec() -> None:
-    defaults = runner.Limits(depth=3)
-    spec = runner.parse_engine_spec(
+    defaults = Limits(depth=3)
+    spec = parse_engine_spec(
         "cmd='/usr/bin/python3 -m engine' name=dev option.Hash=64 option.Move\\ Overhead=30 "
         "nodes=5000",
         defaults,
@@ -154,17 +157,17 @@ def test_parse_engine_spec() -> None:
     assert spec.command == ["/usr/bin/python3", "-m", "engine"]
     assert spec.name == "dev"
     assert spec.options == {"Hash": "64", "Move Overhead": "30"}
-    assert spec.limits == runner.Limits(depth=3, nodes=5000)
-    bare = runner.parse_engine_spec("/usr/games/stockfish", runner.Limits(movetime_s=0.1))
+    assert spec.limits == Limits(depth=3, nodes=5000)
+    bare = parse_engine_spec("/usr/games/stockfish", Limits(movetime_s=0.1))
     assert bare.command == ["/usr/games/stockfish"]
     assert bare.limits.movetime_s == 0.1
-    override = runner.parse_engine_spec("cmd=sf depth=1 tc=40/5", defaults)
-    assert override.limits == runner.Limits(tc=runner.TimeControl(40, 5.0, 0.0), depth=1)
+    override = parse_engine_spec("cmd=sf depth=1 tc=40/5", defaults)
+    assert override.limits == Limits(tc=TimeControl(40, 5.0, 0.0), depth=1)
     for bad in ("cmd=sf colour=red", "cmd=sf depth=0", "cmd='unclosed", "cmd= name=x"):
-        with pytest.raises(runner.MatchError):
-            runner.parse_engine_spec(bad, defaults)
-    with pytest.raises(runner.MatchError):
-        runner.parse_engine_spec("cmd=sf", runner.Limits())  # no limit at all
+        with pytest.raises(MatchError):
+            parse_engine_spec(bad, defaults)
+    with pytest.raises(MatchError):
+        parse_engine_spec("cmd=sf", Limits())  # no limit at all
 
 
 def _evals(*cps: Optional[int]) -> list[tuple[chess.Color, Optional[int]]]:
@@ -175,37 +178,37 @@ def _evals(*cps: Optional[int]) -> list[tuple[chess.Color, Optional[int]]]:
 def test_adjudication_rules() -> None:
     board = chess.Board()
     board.fullmove_number = 40
-    adj = runner.Adjudication(draw_movenumber=30, draw_movecount=2, draw_score_cp=10)
-    assert runner.adjudicate(board, _evals(5, -5, 0, 8), adj) == ("1/2-1/2", "adjudication: draw")
-    assert runner.adjudicate(board, _evals(5, -5, 0, 11), adj) is None
-    assert runner.adjudicate(board, _evals(5, None, 0, 3), adj) is None
+    adj = Adjudication(draw_movenumber=30, draw_movecount=2, draw_score_cp=10)
+    assert adjudicate(board, _evals(5, -5, 0, 8), adj) == ("1/2-1/2", "adjudication: draw")
+    assert adjudicate(board, _evals(5, -5, 0, 11), adj) is None
+    assert adjudicate(board, _evals(5, None, 0, 3), adj) is None
     board.fullmove_number = 20
-    assert runner.adjudicate(board, _evals(5, -5, 0, 8), adj) is None
+    assert adjudicate(board, _evals(5, -5, 0, 8), adj) is None
 
-    resign = runner.Adjudication(resign_movecount=2, resign_score_cp=500)
+    resign = Adjudication(resign_movecount=2, resign_score_cp=500)
     # Black says it is lost and White agrees: Black resigns.
-    assert runner.adjudicate(board, _evals(600, -700, 900, -800), resign) == (
+    assert adjudicate(board, _evals(600, -700, 900, -800), resign) == (
         "1-0",
         "adjudication: Black resigns",
     )
     # White thinks it is lost and Black agrees (Black's own score is high).
-    assert runner.adjudicate(board, _evals(-600, 700, -900, 800), resign) == (
+    assert adjudicate(board, _evals(-600, 700, -900, 800), resign) == (
         "0-1",
         "adjudication: White resigns",
     )
     # Both engines think they are winning: no agreement, no resignation.
-    assert runner.adjudicate(board, _evals(600, 700, 900, 800), resign) is None
+    assert adjudicate(board, _evals(600, 700, 900, 800), resign) is None
 
-    longest = runner.Adjudication(max_moves=2)
-    assert runner.adjudicate(board, _evals(0, 0, 0), longest) is None
-    assert runner.adjudicate(board, _evals(0, 0, 0, 0), longest) == (
+    longest = Adjudication(max_moves=2)
+    assert adjudicate(board, _evals(0, 0, 0), longest) is None
+    assert adjudicate(board, _evals(0, 0, 0, 0), longest) == (
         "1/2-1/2",
         "adjudication: max moves",
     )
 
 
 def test_load_openings_epd_and_pgn(tmp_path: Path) -> None:
-    shipped = runner.load_openings(str(OPENINGS))
+    shipped = load_openings(str(OPENINGS))
     assert len(shipped) == 500
     assert len({o.root_fen for o in shipped}) == 500
     assert all(o.board().turn == chess.WHITE for o in shipped)
@@ -215,7 +218,7 @@ def test_load_openings_epd_and_pgn(tmp_path: Path) -> None:
         '[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n'
         '[Event "b"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n[SetUp "1"]\n\n1. e3 *\n'
     )
-    book = runner.load_openings(str(pgn))
+    book = load_openings(str(pgn))
     assert [len(o.moves) for o in book] == [3, 1]
     assert book[0].board().fen().startswith("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/")
     assert book[1].root_fen == "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
@@ -225,11 +228,11 @@ def test_load_openings_epd_and_pgn(tmp_path: Path) -> None:
         "# comment\n\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n"
         'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - id "start";\n'
     )
-    assert len(runner.load_openings(str(epd))) == 2
+    assert len(load_openings(str(epd))) == 2
     bad = tmp_path / "bad.epd"
     bad.write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\nnonsense\n")
-    with pytest.raises(runner.MatchError, match=r"bad\.epd:2"):
-        runner.load_openings(str(bad))
+    with pytest.raises(MatchError, match=r"bad\.epd:2"):
+        load_openings(str(bad))
 
 
 @pytest.mark.parametrize(
@@ -254,10 +257,11 @@ def test_opening_already_over_is_rejected(
     book.write_text(text)
     args = ["--engine", "a", "--engine", "b", "--depth", "1", "--openings", str(book)]
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        [*RUNNER, *args],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=ROOT,
     )
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -283,10 +287,11 @@ def test_opening_already_over_is_rejected(
 )
 def test_bad_input_gives_one_line_error(args: list[str]) -> None:
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "match.py"), *args],
+        [*RUNNER, *args],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=ROOT,
     )
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -471,11 +476,11 @@ def test_resign_adjudication_and_sprt_stop(tmp_path: Path) -> None:
 
 def test_sprt_script_runs_the_preset(tmp_path: Path) -> None:
     pgn = tmp_path / "preset.pgn"
-    env = dict(os.environ, PYTHON=sys.executable)
+    # A relative SPRT_PGN is where the caller is, though the runner starts from the root.
+    env = dict(os.environ, PYTHON=sys.executable, SPRT_PGN=pgn.name)
     proc = subprocess.run(
-        ["sh", str(SCRIPTS / "sprt.sh"), stub(name="cand"), stub(name="base"),
-         "--rounds", "1", "--concurrency", "1", "--maxmoves", "10", "--pgn", str(pgn),
-         "--json", "-"],
+        ["sh", str(MATCHES / "sprt.sh"), stub(name="cand"), stub(name="base"),
+         "--rounds", "1", "--concurrency", "1", "--maxmoves", "10", "--json", "-"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -569,7 +574,7 @@ def interrupted_match(
     to exit after the signal.
     """
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", *args],
+        [*RUNNER, "--json", "-", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -632,15 +637,15 @@ def test_signal_ends_engines_and_prints_the_summary(
     assert summary["stopped"] == f"interrupted by {name} (1 unfinished game not counted)"
     assert f"Stopped: interrupted by {name}" in done.stderr  # the text summary
     check_match(summary, pgn)
-    # quit, then a kill after runner.INTERRUPT_QUIT_TIMEOUT_S: not the usual 5 s.
-    assert took < runner.QUIT_TIMEOUT_S
+    # quit, then a kill after engines.INTERRUPT_QUIT_TIMEOUT_S: not the usual 5 s.
+    assert took < QUIT_TIMEOUT_S
 
 
 @pytest.mark.usefixtures("cutoff")
 def test_sigterm_ends_cutoff_in_a_long_search(tmp_path: Path) -> None:
     # The issue's case: Cutoff searching to depth 40 when the runner gets SIGTERM.
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "match.py"), "--json", "-", "--rounds", "1",
+        [*RUNNER, "--json", "-", "--rounds", "1",
          "--engine", cutoff_spec("cutoff") + " depth=40",
          "--engine", stub(name="quick"), "--depth", "1"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -1,4 +1,4 @@
-"""Tests for scripts/match_stats.py against known values and independent computations.
+"""Tests for scripts/matches/stats.py against known values and independent computations.
 
 Known values come from the formulas themselves (Elo of a 75 % score, LOS from W and L)
 and from the published unit tests of fastchess (Disservin/fastchess,
@@ -10,15 +10,11 @@ here independently. These tests must not play games.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-
-import match_stats as ms
+from scripts.matches import stats as ms
 
 
 def _penta(ll: int, ld: int, wl: int, dd: int, wd: int, ww: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""scripts/score_positions.py through its command line, with Cutoff as the scoring engine."""
+"""scripts/tuning/score_positions.py through its command line, with Cutoff as the scoring engine."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ENGINE = f"{sys.executable} -m engine"
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_repo_script("score_positions.py", *args)
+    return run_repo_script("tuning.score_positions", *args)
 
 
 def test_scores_are_added_in_order_and_reproducibly(tmp_path: Path) -> None:

@@ -106,7 +106,9 @@ def _search(
     return result.score, [result.best_move], (result, infos)
 
 
-OPENINGS = Path(__file__).resolve().parents[1] / "scripts" / "openings" / "noob3_500.epd"
+OPENINGS = (
+    Path(__file__).resolve().parents[1] / "scripts" / "matches" / "openings" / "noob3_500.epd"
+)
 ENDGAMES = [fen for fen in BENCH_FENS if chess.Board(fen).occupied.bit_count() <= 8]
 
 

@@ -10,7 +10,9 @@ import pytest
 
 from engine.see import SEE_VALUES, see_ge, see_value
 
-OPENINGS = Path(__file__).resolve().parents[1] / "scripts" / "openings" / "noob3_500.epd"
+OPENINGS = (
+    Path(__file__).resolve().parents[1] / "scripts" / "matches" / "openings" / "noob3_500.epd"
+)
 
 
 def _swap_ref(board: chess.Board, square: int) -> int:

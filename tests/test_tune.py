@@ -1,4 +1,4 @@
-"""scripts/tune.py through its command line, on the committed sample of tuning data."""
+"""scripts/tuning/tune.py through its command line, on the committed sample of tuning data."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from engine import features
+from scripts.tuning import tune
 from tests.conftest import REPO, run_repo_script
 
 SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
 
 
 def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_repo_script("tune.py", *args, timeout=300)
+    return run_repo_script("tuning.tune", *args, timeout=300)
 
 
 def load_module(path: Path) -> object:
@@ -92,4 +95,30 @@ def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
     # Without a score on every line the blend is refused in one line.
     done = run_tune(str(SAMPLE), "--score-weight", "0.5", "--out", str(tmp_path / "x.py"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert not (tmp_path / "x.py").exists()
+
+
+def test_shipped_weights_are_written_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert tune.SHIPPED_WEIGHTS == REPO / "engine" / "weights.py"
+    shipped = tmp_path / "engine_weights.py"  # stands in for engine/weights.py
+    monkeypatch.setattr(tune, "SHIPPED_WEIGHTS", shipped)
+    monkeypatch.chdir(tmp_path)
+
+    # Without --out or --install: weights_tuned.py in the current directory.
+    assert tune.main(["--write-start"]) == 0
+    assert (tmp_path / "weights_tuned.py").is_file()
+    assert not shipped.exists()
+
+    assert tune.main(["--write-start", "--install"]) == 0
+    assert shipped.read_text() == (tmp_path / "weights_tuned.py").read_text()
+
+    # Both at once is a usage error, one line.
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        tune.main(["--write-start", "--install", "--out", str(tmp_path / "x.py")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tune: error: argument --out: not allowed with") and err.count("\n") == 1
     assert not (tmp_path / "x.py").exists()

@@ -1,4 +1,4 @@
-"""The PyInstaller one-file build (scripts/build_exe.py) runs and answers ``uci``.
+"""The PyInstaller one-file build (scripts/packaging/build_exe.py) runs and answers ``uci``.
 
 Slow (a PyInstaller build takes tens of seconds); skipped without PyInstaller.
 """
@@ -19,7 +19,8 @@ def test_one_file_build_answers_uci(tmp_path: Path) -> None:
     pytest.importorskip("PyInstaller")
     dist = tmp_path / "dist"
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "build_exe.py"), "--dist", str(dist)],
+        [sys.executable, "-m", "scripts.packaging.build_exe", "--dist", str(dist)],
+        cwd=str(REPO),
         capture_output=True,
         text=True,
         timeout=900,

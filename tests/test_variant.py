@@ -1,4 +1,4 @@
-"""scripts/variant.py: engine copies with switched constants, for matches."""
+"""scripts/matches/variant.py: engine copies with switched constants, for matches."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _variant(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "variant.py"), str(tmp_path / "v"), *overrides],
+        [sys.executable, "-m", "scripts.matches.variant", str(tmp_path / "v"), *overrides],
+        cwd=str(REPO),
         capture_output=True,
         text=True,
         timeout=60,

@@ -7,20 +7,20 @@ Prints the median, 90th percentile and worst answer time and how many went past
 the movetime. Use it to choose ``Move Overhead`` on a loaded machine. This
 script measures; it must not change the engine.
 
-Usage: python scripts/latency.py [--movetime MS] [--searches N] [--load K]
+Usage: python -m scripts.speed.latency [--movetime MS] [--searches N] [--load K]
        [--overhead MS] [--engine CMD]
 """
 
 from __future__ import annotations
 
-import argparse
-import shlex
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import IO
+
+from ..common import ToolParser, UsageError, engine_command
 
 POSITIONS = (
     "startpos",
@@ -76,7 +76,7 @@ def measure(command: list[str], movetime_ms: int, searches: int, overhead_ms: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="latency", description=__doc__.splitlines()[0])
     parser.add_argument("--movetime", type=int, default=50, help="ms per search (default 50)")
     parser.add_argument("--searches", type=int, default=100, help="searches (default 100)")
     parser.add_argument("--load", type=int, default=0, help="busy-loop processes beside it")
@@ -87,11 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.movetime < 1 or args.searches < 1 or args.load < 0:
         parser.error("--movetime and --searches must be positive, --load not negative")
+    try:
+        command = engine_command(args.engine)
+    except UsageError as error:
+        parser.error(str(error))
     load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
     try:
-        times = sorted(
-            measure(shlex.split(args.engine), args.movetime, args.searches, args.overhead)
-        )
+        times = sorted(measure(command, args.movetime, args.searches, args.overhead))
     except (OSError, RuntimeError) as exc:
         print(f"latency: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ the clock.
 This script only makes data: it does not tune anything and it does not change
 the engine. It writes nothing into the repository except the ``--out`` file.
 
-Usage: python scripts/make_tuning_data.py --engine CMD --games N --nodes K --out FILE
+Usage: python -m scripts.tuning.make_tuning_data --engine CMD --games N --nodes K --out FILE
        [--seed S] [--openings EPD] [--random-plies R] [--workers W]
        [--max-plies P] [--skip-plies M]
 """
@@ -26,12 +26,8 @@ Usage: python scripts/make_tuning_data.py --engine CMD --games N --nodes K --out
 from __future__ import annotations
 
 import argparse
-import asyncio
-import concurrent.futures
-import contextlib
 import multiprocessing
 import multiprocessing.util
-import os
 import random
 import shlex
 import signal
@@ -39,23 +35,36 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple, NoReturn, Optional, TextIO
+from typing import NamedTuple, Optional
 
 import chess
 import chess.engine
 
-REPO = Path(__file__).resolve().parents[1]
-# The quiet filter uses Cutoff's static exchange evaluation, so the repository root
-# must be importable when the script runs as ``python scripts/make_tuning_data.py``.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# The quiet filter uses Cutoff's static exchange evaluation.
+from engine.see import see_ge
 
-import match  # noqa: E402  (scripts/match.py: the same openings reader)
+from ..common import (
+    REPORTED_FAILURES,
+    TIMEOUT_ERRORS,
+    EngineMoveError,
+    ToolParser,
+    UsageError,
+    atomic_output,
+    engine_command,
+    quit_engine,
+    report_failure,
+)
 
-from engine.see import see_ge  # noqa: E402
+# The match runner's openings reader and shipped openings.
+from ..matches.book import DEFAULT_OPENINGS
+from ..matches.book import load_openings as load_book
+from ..matches.errors import MatchError
+
+# The repository root (this file is scripts/tuning/make_tuning_data.py): the engine's
+# working directory, so that ``--engine 'python -m engine'`` finds the checkout's engine.
+REPO = Path(__file__).resolve().parents[2]
 
 PROG = "make_tuning_data"
-DEFAULT_OPENINGS = REPO / "scripts" / "openings" / "noob3_500.epd"
 
 # Adjudication: a side is winning when the engine's score for it is at least
 # this, and the game is called after that many consecutive plies of it.
@@ -69,47 +78,8 @@ ENGINE_HASH_MB = 16
 SEED_STRIDE = 1_000_003
 PROGRESS_EVERY_GAMES = 50
 
-# python-chess raises these when an engine does not answer in time (they are
-# distinct classes before Python 3.11).
-TIMEOUT_ERRORS = (asyncio.TimeoutError, concurrent.futures.TimeoutError)
-
 RESULTS = ("1-0", "1/2-1/2", "0-1")
 DRAW = "1/2-1/2"
-
-
-class UsageError(Exception):
-    """Bad input; the message becomes the one-line error and exit code 2."""
-
-
-class EngineMoveError(Exception):
-    """The engine misbehaved during a game (no move, or it died)."""
-
-
-REPORTED_FAILURES = (
-    UsageError,
-    EngineMoveError,
-    chess.engine.EngineError,
-    *TIMEOUT_ERRORS,
-    OSError,
-    KeyboardInterrupt,
-)
-"""What the tuning scripts turn into a one-line message and an exit status."""
-
-
-def report_failure(prog: str, exc: BaseException) -> int:
-    """Print the one-line message for one of ``REPORTED_FAILURES``; its exit status."""
-    if isinstance(exc, UsageError):
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    if isinstance(exc, KeyboardInterrupt):
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
-    # Engine errors first: a timeout is also an OSError on Python 3.11.
-    if isinstance(exc, (EngineMoveError, chess.engine.EngineError, *TIMEOUT_ERRORS)):
-        print(f"{prog}: engine failed: {exc}", file=sys.stderr)
-    else:
-        print(f"{prog}: {exc}", file=sys.stderr)
-    return 1
 
 
 class Config(NamedTuple):
@@ -130,55 +100,6 @@ class GameRecord(NamedTuple):
     game: int
     result: str
     fens: list[str]
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line, ``PROG: message``, exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        # argparse prints the usage too; the scripts' contract is one line.
-        print(f"{self.prog.removesuffix('.py')}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
-def engine_command(text: str) -> list[str]:
-    """The ``--engine`` value split into an argv (shlex rules); a UsageError if unusable."""
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise UsageError(f"bad --engine {text!r}: {exc}") from None
-    if not argv:
-        raise UsageError("empty --engine")
-    return argv
-
-
-def quit_engine(engine: chess.engine.SimpleEngine) -> None:
-    """Ask the engine to quit; it may already be gone (Ctrl-C reaches it too)."""
-    # Closing is cleanup and must not hide the error that brought us here.
-    try:
-        engine.quit()
-    except (chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
-        pass
-
-
-@contextlib.contextmanager
-def atomic_output(out_path: Path) -> Iterator[TextIO]:
-    """A text file written under a temporary name and renamed to ``out_path`` at the end.
-
-    A run that fails leaves no file that looks complete.
-    """
-    tmp_path = out_path.with_name(out_path.name + ".tmp")
-    try:
-        handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
-    try:
-        with handle:
-            yield handle
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
 
 
 def start_engine(argv: list[str]) -> chess.engine.SimpleEngine:
@@ -314,13 +235,13 @@ def _worker_play(index: int) -> GameRecord:
 def load_openings(path: Path) -> list[str]:
     """FENs of the openings file, read as the match runner reads it (FEN/EPD or PGN)."""
     try:
-        return [opening.board().fen() for opening in match.load_openings(str(path))]
-    except match.MatchError as exc:
+        return [opening.board().fen() for opening in load_book(str(path))]
+    except MatchError as exc:
         raise UsageError(str(exc)) from None
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = OneLineParser(prog="make_tuning_data.py", description=__doc__.splitlines()[0])
+    parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument(
         "--engine", required=True, help="UCI engine command line (shlex-split; cwd = repo root)"
     )

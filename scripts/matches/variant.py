@@ -1,22 +1,24 @@
 """Make a copy of the engine with some module constants changed, for a match.
 
-    python scripts/variant.py DIR search.NULL_MOVE=False search.LMR_BASE=1.0
+    python -m scripts.matches.variant DIR search.NULL_MOVE=False search.LMR_BASE=1.0
 
 copies ``engine/`` to ``DIR/engine`` and rewrites each named top-level constant
 (``MODULE.NAME=VALUE``; the line must start with ``NAME =``). Run the copy with
-``cmd='python -m engine' dir=DIR`` in scripts/match.py. The working tree is never
+``cmd='python -m engine' dir=DIR`` in the match runner. The working tree is never
 changed; a name that is not found is an error, so a typo cannot pass as a test.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import sys
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[1] / "engine"
+from ..common import ToolParser
+
+# The checkout's engine package, beside scripts/ (this file is scripts/matches/variant.py).
+ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
 def make_variant(target: Path, overrides: list[str]) -> None:
@@ -45,7 +47,7 @@ def make_variant(target: Path, overrides: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="variant", description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("overrides", nargs="*", metavar="MODULE.NAME=VALUE")
     args = parser.parse_args(argv)

@@ -20,7 +20,7 @@ Responsible for turning result counts into numbers:
   fastchess do, so the LLR is defined from the first game.
 
 Everything here is pure computation on numbers (numpy). It must not run games, read
-files or print; ``scripts/match.py`` owns all of that.
+files or print; the match runner (``scripts.matches``) owns all of that.
 """
 
 from __future__ import annotations

@@ -1,21 +1,26 @@
 """Build a one-file Cutoff executable with PyInstaller (for GUIs that want one file).
 
-Usage: python scripts/build_exe.py [--dist DIR] [--name NAME]
+Usage: python -m scripts.packaging.build_exe [--dist DIR] [--name NAME]
 
 Needs PyInstaller (``pip install -e .[exe]``). The result is ``DIR/NAME``
 (``NAME.exe`` on Windows); it is the UCI engine, like ``cutoff``, and takes the
 same subcommands. PyInstaller builds for the platform it runs on: build on
 Windows to get a Windows ``.exe``. Work files go to ``build/pyinstaller``.
+It runs from a checkout (the engine is bundled from the repository's ``engine/``) and
+must not change any tracked file: it writes only ``DIR`` and ``build/pyinstaller``.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from ..common import ToolParser
+
+# The repository root (this file is scripts/packaging/build_exe.py).
+REPO = Path(__file__).resolve().parents[2]
 ENTRY = "import sys\nfrom engine.__main__ import main\nsys.exit(main())\n"
 
 
@@ -41,14 +46,13 @@ def build(dist: Path, name: str) -> Path:
     return dist / f"{name}{suffix}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="build_exe", description=__doc__.splitlines()[0])
     parser.add_argument("--dist", type=Path, default=REPO / "dist")
     parser.add_argument("--name", default="cutoff")
-    args = parser.parse_args()
-    try:
-        import PyInstaller  # noqa: F401
-    except ImportError:
+    args = parser.parse_args(argv)
+    # Only whether it is there: PyInstaller runs as its own process (python -m PyInstaller).
+    if importlib.util.find_spec("PyInstaller") is None:
         print("build_exe: PyInstaller is not installed (pip install -e .[exe])", file=sys.stderr)
         return 2
     path = build(args.dist.resolve(), args.name)

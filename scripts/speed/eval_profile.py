@@ -1,6 +1,6 @@
 """Where the evaluation's time goes, inside a real search and per call.
 
-    python scripts/eval_profile.py [--depth D] [--positions K]
+    python -m scripts.speed.eval_profile [--depth D] [--positions K]
 
 1. Runs the bench under cProfile and prints the share of the search's time
    spent in the evaluation and in each of its cached parts (pawn structure,
@@ -18,21 +18,18 @@ so the shares are indicative; the bench's nodes/s is the speed figure.)
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import pstats
-import sys
 import time
-from pathlib import Path
 
 import chess
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import evaluate as evaluation
 from engine.bench import BENCH_FENS, run_bench
 from engine.features import blend
 from engine.position import Position
+
+from ..common import ToolParser
 
 PARTS = (
     ("evaluation (all)", "evaluate.py", "evaluate"),
@@ -126,11 +123,11 @@ def time_per_call(positions: int) -> None:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="eval_profile", description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--positions", type=int, default=len(BENCH_FENS))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     profile_search(args.depth, args.positions)
     time_in_search(args.depth, args.positions)
     time_per_call(args.positions)

@@ -1,9 +1,10 @@
 """Bench nodes/s of two or more engine builds, alternating, as ratios to the first.
 
-    python scripts/compare_nps.py BASE OTHER [OTHER ...] [--depth D] [--rounds N] [--cpu C]
+    python -m scripts.speed.compare_nps BASE OTHER [OTHER ...] [--depth D] [--rounds N]
+                                        [--cpu C]
 
 Each build is a directory holding an ``engine`` package (a clone, or a copy made
-by ``scripts/variant.py``). A round runs ``python -m engine bench`` once in each
+by ``python -m scripts.matches.variant``). A round runs ``python -m engine bench`` once in each
 build, one after the other; each run's nodes/s is the bench's own figure (search
 time only, not start-up). A shared machine drifts in speed from minute to minute,
 so the ratio is taken within each round, and the median and range of the rounds
@@ -21,8 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# scripts/make_tuning_data.py (found beside this script): one-line usage errors.
-from make_tuning_data import OneLineParser
+from ..common import ToolParser
 
 NODES = re.compile(r"Nodes searched\s*:\s*(\d+)")
 NPS = re.compile(r"Nodes/second\s*:\s*(\d+)")
@@ -53,7 +53,7 @@ def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="compare_nps.py", description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="compare_nps", description=__doc__.splitlines()[0])
     parser.add_argument("builds", nargs="+", type=Path, help="build directories, base first")
     parser.add_argument("--depth", type=int, default=6, help="bench depth (default 6)")
     parser.add_argument("--rounds", type=int, default=6, help="rounds (default 6)")
@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                 nodes[index], nps = bench(build.resolve(), args.depth, args.cpu)
                 speeds[index].append(nps)
                 line.append(f"{nps}")
-            ratios = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]
-            print(f"round {number}: nodes/s {' / '.join(line)}; ratio {', '.join(ratios)}")
+            shown = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]
+            print(f"round {number}: nodes/s {' / '.join(line)}; ratio {', '.join(shown)}")
             sys.stdout.flush()
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Measure process start -> ``uciok`` for the Cutoff launcher (median of N runs).
 
-Usage: python scripts/startup_bench.py [--runs N] [--cmd "cutoff"]
+Usage: python -m scripts.speed.startup_bench [--runs N] [--cmd "cutoff"]
 
 GUIs give engines 10 s (python-chess, fastchess) to 35 s (Cute Chess) for the
 handshake; the issue's target is 0.3 s. This script only measures and prints;
@@ -9,13 +9,14 @@ it does not fail.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ..common import ToolParser
 
 
 def default_command() -> list[str]:
@@ -39,11 +40,11 @@ def time_to_uciok(command: list[str]) -> float:
     return elapsed
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="startup_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--cmd", help="engine command line (default: the cutoff launcher)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     command = shlex.split(args.cmd) if args.cmd else default_command()
     times = [time_to_uciok(command) for _ in range(max(1, args.runs))]
     print(f"command: {' '.join(command)}")

@@ -1,12 +1,12 @@
 """Add a UCI engine's search score to labelled positions (a second label for tuning).
 
-    python scripts/score_positions.py IN --engine CMD --nodes K --out FILE [--workers W]
+    python -m scripts.tuning.score_positions IN --engine CMD --nodes K --out FILE [--workers W]
 
-IN holds ``FEN;RESULT`` lines as ``scripts/make_tuning_data.py`` writes them.
+IN holds ``FEN;RESULT`` lines as ``make_tuning_data`` writes them.
 Each position is searched with ``go nodes K`` from an empty hash (``ucinewgame``
 before every position) and written as ``FEN;RESULT;SCORE``, SCORE being the
 engine's score in centipawns from White's view, mates and larger scores clipped
-to +-``SCORE_CLIP_CP``. ``scripts/tune.py --score-weight`` blends this score
+to +-``SCORE_CLIP_CP``. ``tune --score-weight`` blends this score
 with the game result as the fitting target: a search score says how good *this*
 position is, where the result of a game played hundreds of moves on is a noisy
 witness of it.
@@ -32,19 +32,19 @@ from typing import Optional
 import chess
 import chess.engine
 
-# scripts/make_tuning_data.py (found beside this script): the engine start-up,
-# the --engine parsing, the error conventions and the output handling it shares.
-from make_tuning_data import (
+from ..common import (
     REPORTED_FAILURES,
-    RESULTS,
-    OneLineParser,
+    ToolParser,
     UsageError,
     atomic_output,
     engine_command,
     quit_engine,
     report_failure,
-    start_engine,
 )
+
+# The engine start-up (one thread, a small hash) and the labels of the positions
+# this script reads, as make_tuning_data writes them.
+from .make_tuning_data import RESULTS, start_engine
 
 PROG = "score_positions"
 SCORE_CLIP_CP = 2000
@@ -146,7 +146,7 @@ def score_all(
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = OneLineParser(prog="score_positions.py", description=__doc__.splitlines()[0])
+    parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="FEN;RESULT file")
     parser.add_argument("--engine", required=True, help="UCI engine command line (shlex-split)")
     parser.add_argument("--nodes", type=int, required=True, help="nodes per search (go nodes)")

@@ -6,22 +6,20 @@ ratio. Times are per-process CPU time, so other load on the machine distorts
 the figures less; with ``--rounds N`` the two measurements alternate and the
 medians are reported. This script measures; it must not change the engine.
 
-Usage: python scripts/speed.py [--rounds N] [--depth D]
+Usage: python -m scripts.speed.speed [--rounds N] [--depth D]
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import chess
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from engine.bench import run_bench
+
+from ..common import ToolParser
 
 PERFT_CASES = (
     (chess.STARTING_FEN, 4, 197281),
@@ -57,11 +55,11 @@ def bench_nodes_per_second(depth: int | None) -> tuple[int, float]:
     return result.nodes, result.nodes / (time.process_time() - start)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = ToolParser(prog="speed", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="alternating rounds (median)")
     parser.add_argument("--depth", type=int, default=None, help="bench depth (default: bench's)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     perft_rates = []
     bench_rates = []
     nodes = 0

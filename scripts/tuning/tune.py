@@ -1,13 +1,13 @@
 """Texel tuning of the evaluation weights with numpy.
 
-    python scripts/tune.py DATA [DATA ...] [--iterations N] [--pull L] [--score-weight W]
-                           [--out engine/weights.py]
-    python scripts/tune.py --write-start [--out engine/weights.py]
+    python -m scripts.tuning.tune DATA [DATA ...] [--iterations N] [--pull L]
+                                  [--score-weight W] [--out FILE | --install]
+    python -m scripts.tuning.tune --write-start [--out FILE | --install]
 
 DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
-``1/2-1/2`` or ``0-1``), as ``scripts/make_tuning_data.py`` writes them, or
+``1/2-1/2`` or ``0-1``), as ``make_tuning_data`` writes them, or
 ``FEN;RESULT;SCORE`` with an engine's score (cp, White's view) added by
-``scripts/score_positions.py``. With ``--score-weight w`` the fitting target is
+``score_positions``. With ``--score-weight w`` the fitting target is
 ``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
 first; without it the score is ignored. Every position becomes its feature
 vector (``engine.features``); the evaluation is then linear in the weights apart
@@ -25,12 +25,15 @@ measured. The same data and options give the same weights (full batch, fixed
 order, no randomness). The start point is PeSTO's tables (``engine.pesto``) and
 the hand-set values in ``START`` below; ``--write-start`` writes it unfitted.
 
-This script must not be imported by the engine; it writes only the ``--out`` file.
+The weights go to ``--out`` (default ``weights_tuned.py`` in the current directory);
+the shipped ``engine/weights.py`` is replaced only when asked for, with ``--install``
+(or ``--out engine/weights.py``), so that a trial fit never overwrites it by accident.
+
+This script must not be imported by the engine; it writes only that one file.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import textwrap
@@ -39,16 +42,20 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import chess
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import engine
+from engine import features as feat
+from engine.pesto import pesto_psqt
 
-import chess  # noqa: E402
+from ..common import ToolParser
 
-from engine import features as feat  # noqa: E402
-from engine.pesto import pesto_psqt  # noqa: E402
+# The weights the engine ships with: those of the engine package being tuned (the
+# checkout's, when run as ``python -m scripts.tuning.tune`` from the repository root).
+SHIPPED_WEIGHTS = Path(engine.__file__).resolve().parent / "weights.py"
+# Where the weights go without --out or --install: beside the user, not into the engine.
+DEFAULT_OUT = Path("weights_tuned.py")
 
 RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 HOLD_OUT_BLOCK = 100
@@ -215,8 +222,14 @@ def load(paths: list[Path], workers: int) -> Dataset:
             parts = list(pool.map(_rows_of, chunks))
     else:
         parts = [_rows_of(c) for c in chunks]
-    rows, cols, vals = [], [], []
-    phase, scale_white, scale_black, result, score = [], [], [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[int] = []
+    phase: list[float] = []
+    scale_white: list[float] = []
+    scale_black: list[float] = []
+    result: list[float] = []
+    score: list[float] = []
     n = 0
     for part in parts:
         for f, ph, sw, sb, res, sc in part:
@@ -358,6 +371,8 @@ def adam(
 def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) -> str:
     """The weights module's text: two flat tuples, commented block by block."""
     lines = [
+        # The module's text names the tool as it was when engine/weights.py was written
+        # ("scripts/tune.py"), so that the same data still gives a byte-identical file.
         '"""Evaluation weights (data only): written by scripts/tune.py, do not edit.',
         "",
         "``MG_WEIGHTS`` and ``EG_WEIGHTS`` are laid out by ``engine.features.BLOCKS``",
@@ -392,9 +407,15 @@ def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="tune", description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT[;SCORE] files")
-    parser.add_argument("--out", type=Path, default=ROOT / "engine" / "weights.py")
+    destination = parser.add_mutually_exclusive_group()
+    destination.add_argument(
+        "--out", type=Path, default=None, help=f"weights module to write (default {DEFAULT_OUT})"
+    )
+    destination.add_argument(
+        "--install", action="store_true", help="write the shipped weights, engine/weights.py"
+    )
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=1.0, help="Adam step (cp)")
     parser.add_argument("--pull", type=float, default=1e-7, help="L2 pull toward the start")
@@ -408,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         help="weight of the SCORE field in the target (0: the game result alone)",
     )
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = SHIPPED_WEIGHTS if args.install else DEFAULT_OUT
     if not 0.0 <= args.score_weight <= 1.0:
         parser.error("--score-weight must be between 0 and 1")
 

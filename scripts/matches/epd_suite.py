@@ -16,7 +16,7 @@ was skipped, the engine could not start, made an error or died); 2 usage error (
 option value, unreadable or empty suite file); 130 interrupted (Ctrl-C); 143
 terminated (SIGTERM).
 
-Usage: python scripts/epd_suite.py SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
+Usage: python -m scripts.matches.epd_suite SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
        [--limit N]
 """
 
@@ -32,14 +32,15 @@ import sys
 import time
 from dataclasses import dataclass
 from types import FrameType
-from typing import NoReturn, Optional, Union
+from typing import Optional, Union
 
 import chess
 import chess.engine
 
+from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
+
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
@@ -57,12 +58,6 @@ UNPLAYABLE = (
     | chess.STATUS_OPPOSITE_CHECK
     | chess.STATUS_PAWNS_ON_BACKRANK
 )
-
-
-class _Parser(argparse.ArgumentParser):
-    # argparse's own error() prints a usage block too; the project wants one line.
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 class TerminatedError(Exception):
@@ -132,7 +127,7 @@ def read_suite(path: str) -> list[Union[Position, str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="epd_suite", description=(__doc__ or "").splitlines()[0])
+    parser = ToolParser(prog="epd_suite", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("suite", help="EPD file with bm/am operations")
     parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
     parser.add_argument("--depth", type=int, default=None, help="fixed depth instead of time")
@@ -174,11 +169,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be >= 1, got {args.limit}")
     try:
-        command = shlex.split(args.engine)
-    except ValueError as error:
-        parser.error(f"--engine {args.engine!r}: {error}")
-    if not command:
-        parser.error("--engine is empty")
+        command = engine_command(args.engine)
+    except UsageError as error:
+        parser.error(str(error))
     try:
         items = read_suite(args.suite)
     except OSError as error:

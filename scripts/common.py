@@ -1,0 +1,131 @@
+"""What the tools of ``scripts`` share: argument parsing, ``--engine``, output, failures.
+
+Responsible for the conventions every tool keeps, in one place:
+
+* ``ToolParser``: argparse whose usage errors are one line, ``PROG: error: MESSAGE``,
+  with exit status 2 (a tool may choose another status for its contract);
+* ``engine_command``: an ``--engine`` value (a command line) split like a shell line,
+  a ``UsageError`` when it is unusable;
+* ``atomic_output``: an output file that appears only once it is complete;
+* ``report_failure`` / ``REPORTED_FAILURES``: bad input, an engine that fails and
+  Ctrl-C turned into one line on stderr and an exit status, never a traceback;
+* ``quit_engine``: ending a python-chess engine without hiding the error that
+  brought us there.
+
+It must not know any one tool (no options of its own, no chess logic) and must not
+import the Cutoff engine: tools that need it import it themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import chess.engine
+
+# argparse's own status for a usage error; the tools keep it unless their documented
+# contract says otherwise (the match runner: 1 for every kind of bad input).
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+# python-chess raises these when an engine does not answer in time (they are distinct
+# classes before Python 3.11).
+TIMEOUT_ERRORS = (asyncio.TimeoutError, concurrent.futures.TimeoutError)
+
+
+class ToolParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, ``PROG: error: MESSAGE``.
+
+    ``prog`` should be given: run as ``python -m``, argparse would name the tool after
+    its file (``match.py``), and as a console script after the script.
+    """
+
+    def __init__(self, *args: Any, usage_status: int = EXIT_USAGE, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.usage_status = usage_status
+
+    def error(self, message: str) -> NoReturn:
+        # argparse prints the usage block too; the tools' contract is one line.
+        self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
+
+
+class UsageError(Exception):
+    """Bad input; ``report_failure`` makes its message one line with exit status 2."""
+
+
+class EngineMoveError(Exception):
+    """The engine misbehaved during a game or a search (no move, or it died)."""
+
+
+def engine_command(text: str) -> list[str]:
+    """The ``--engine`` value split into an argv (shlex rules); a UsageError if unusable."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--engine {text!r}: {exc}") from None
+    if not argv:
+        raise UsageError("--engine is empty")
+    return argv
+
+
+REPORTED_FAILURES = (
+    UsageError,
+    EngineMoveError,
+    chess.engine.EngineError,
+    *TIMEOUT_ERRORS,
+    OSError,
+    KeyboardInterrupt,
+)
+"""What ``report_failure`` turns into a one-line message and an exit status."""
+
+
+def report_failure(prog: str, exc: BaseException) -> int:
+    """Print the one-line message for one of ``REPORTED_FAILURES``; its exit status."""
+    if isinstance(exc, UsageError):
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    # Engine errors first: a timeout is also an OSError on Python 3.11.
+    if isinstance(exc, (EngineMoveError, chess.engine.EngineError, *TIMEOUT_ERRORS)):
+        print(f"{prog}: engine failed: {exc}", file=sys.stderr)
+    else:
+        print(f"{prog}: {exc}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def quit_engine(engine: chess.engine.SimpleEngine) -> None:
+    """Ask the engine to quit; it may already be gone (Ctrl-C reaches it too)."""
+    # Closing is cleanup and must not hide the error that brought us here.
+    with contextlib.suppress(chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
+        engine.quit()
+
+
+@contextlib.contextmanager
+def atomic_output(out_path: Path) -> Iterator[TextIO]:
+    """A text file written under a temporary name and renamed to ``out_path`` at the end.
+
+    A run that fails leaves no file that looks complete.
+    """
+    tmp_path = out_path.with_name(out_path.name + ".tmp")
+    try:
+        handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
+    try:
+        with handle:
+            yield handle
+        os.replace(tmp_path, out_path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,91 @@
+"""Engine-vs-engine match runner: two UCI engines, colour-swapped game pairs, Elo and SPRT.
+
+Usage: python -m scripts.matches.match --engine SPEC --engine SPEC [--tc TC | --movetime S
+       | --depth N | --nodes N] [--rounds N | --games N] [--openings FILE] [options]
+       (installed: cutoff-match ...; --help lists every option)
+
+This module is the entry point: it parses the command line, runs the match and prints
+the summary (text, or JSON with ``--json``), and turns every outcome into the exit
+status below. The work is split by concern: ``cli`` (options, presets, validation into
+a ``Config``), ``limits``, ``engines`` (engine specs and processes), ``book`` (openings),
+``games`` (one game: clocks, watchdogs, adjudication via ``adjudication``, PGN),
+``runner`` (scheduling on concurrent workers, SPRT stop, faults, signals), ``tally``
+(counts and the summary) and ``stats`` (the pure statistics).
+
+It must not compute statistics itself, must not hide a fault (every one is counted and
+reported), and must not print a traceback for bad input (one line and exit status 1).
+It does not import the Cutoff engine: engines are only ever commands.
+
+Ctrl-C (SIGINT) and SIGTERM end the engines (``quit``, then a kill after a second),
+keep the PGN of the finished games and print the summary of those games; a game still
+in progress is not counted. The engines run in their own process group, so that a
+Ctrl-C in the terminal reaches only this runner and is not scored as engine crashes.
+
+Exit status: 0 match finished (or stopped by the SPRT), 1 bad input (including an
+opening whose game is already over) or an engine that cannot start, 2 match stopped
+early by an engine fault (a crash without ``--recover``, or an engine that cannot be
+restarted), 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional
+
+from .cli import build_config, build_parser
+from .errors import MatchError, MatchInterruptedError
+from .runner import run_match
+from .tally import format_summary, summary_dict
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the match the arguments describe; the exit status (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.CRITICAL,
+        format="%(asctime)s %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        cfg = build_config(args)
+        match = asyncio.run(run_match(cfg))
+    except MatchError as err:
+        print(f"match.py: error: {err}", file=sys.stderr)
+        return 1
+    except MatchInterruptedError as stop:
+        print(f"match.py: interrupted by {stop.signal_name} before any game", file=sys.stderr)
+        return 128 + signal.Signals[stop.signal_name].value
+    except KeyboardInterrupt:
+        print("match.py: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+    summary = summary_dict(match)
+    text = format_summary(summary)
+    if cfg.json_path == "-":
+        print(text, file=sys.stderr)
+        print(json.dumps(summary, indent=2))
+    else:
+        print(text)
+        if cfg.json_path:
+            try:
+                Path(cfg.json_path).write_text(
+                    json.dumps(summary, indent=2) + "\n", encoding="utf-8"
+                )
+            except OSError as err:
+                print(
+                    f"match.py: error: cannot write {cfg.json_path!r}: {err.strerror}",
+                    file=sys.stderr,
+                )
+                return 1
+    if match.interrupted is not None:
+        return 128 + signal.Signals[match.interrupted].value
+    return 2 if match.aborted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""The match itself: game scheduling on concurrent workers, stop rules and signals.
+
+Responsible for handing out the games of a match (colour-swapped pairs, one opening per
+pair) to ``concurrency`` workers with two engines each, recording every finished game
+(tally, PGN, progress line on stderr), stopping on an SPRT decision (after completing
+the pair), on an engine fault (unless ``--recover``) or on SIGINT/SIGTERM (the engines
+are ended, the games played so far are kept), and restarting an engine after a fault.
+It must not play a move itself (``games``) or compute statistics (``stats``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from typing import Any, Optional, TextIO
+
+from . import stats
+from .config import Config
+from .engines import INTERRUPT_QUIT_TIMEOUT_S, QUIT_TIMEOUT_S, EngineProcess, start_first_engines
+from .errors import MatchError, MatchInterruptedError
+from .games import GameJob, GameRecord, play_game
+from .tally import Tally, fmt_error
+
+# Signals that stop the match with a summary of the games played.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Match:
+    """Schedules the games on ``concurrency`` workers, each with its own two engines."""
+
+    def __init__(self, cfg: Config, names: list[str]) -> None:
+        self.cfg = cfg
+        self.names = names
+        self.tally = Tally()
+        self.jobs = [
+            GameJob(
+                number=i + 1,
+                pair=i // 2,
+                first_is_white=i % 2 == 0,
+                opening=cfg.openings[cfg.opening_order[(i // 2) % len(cfg.opening_order)]],
+            )
+            for i in range(cfg.games)
+        ]
+        self.next_job = 0
+        self.stop_reason: Optional[str] = None
+        self.aborted = False
+        # The name of the signal (SIGINT, SIGTERM) that stopped the match, if one did.
+        self.interrupted: Optional[str] = None
+        self.games_in_progress = 0
+        self.engines: list[EngineProcess] = []
+        self.ending_engines: Optional[asyncio.Task[None]] = None
+        self.sprt_result: Optional[str] = None
+        self.started = time.monotonic()
+        self.pgn_file: Optional[TextIO] = None
+        self.progress_is_tty = sys.stderr.isatty()
+
+    def take_job(self) -> Optional[GameJob]:
+        if self.next_job >= len(self.jobs) or self.aborted or self.interrupted:
+            return None
+        job = self.jobs[self.next_job]
+        # After an SPRT decision only the second game of an already started pair is
+        # still played, so that the pentanomial counts stay complete.
+        if self.stop_reason is not None and job.number % 2 == 1:
+            return None
+        self.next_job += 1
+        return job
+
+    def abort(self, reason: str) -> None:
+        if not self.aborted:
+            self.aborted = True
+            self.stop_reason = reason
+
+    def interrupt(self, signal_name: str) -> None:
+        """Stop the match for a signal: no new game, and every engine is ended now.
+
+        Ending the engines is what stops the games in progress: each pending engine
+        call fails, the game returns, and its worker drops it unrecorded. (Cancelling
+        the tasks instead is not reliable: asyncio.wait_for before Python 3.12 loses
+        a cancellation that arrives as its awaitable completes.)
+        """
+        if self.interrupted is not None:
+            return
+        self.interrupted = signal_name
+        unfinished = self.games_in_progress
+        self.stop_reason = f"interrupted by {signal_name}" + (
+            f" ({unfinished} unfinished game{'s' if unfinished != 1 else ''} not counted)"
+            if unfinished
+            else ""
+        )
+        self.ending_engines = asyncio.ensure_future(self._end_engines())
+
+    async def _end_engines(self) -> None:
+        await asyncio.gather(*(engine.quit(INTERRUPT_QUIT_TIMEOUT_S) for engine in self.engines))
+
+    def record(self, rec: GameRecord) -> None:
+        self.tally.add(rec)
+        if self.pgn_file is not None:
+            print(rec.game, file=self.pgn_file, end="\n\n")
+            self.pgn_file.flush()
+        if self.cfg.sprt and self.sprt_result is None:
+            llr = self.llr()
+            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            if llr >= upper:
+                self.sprt_result = "H1 accepted"
+            elif llr <= lower:
+                self.sprt_result = "H0 accepted"
+            if self.sprt_result and self.stop_reason is None:
+                self.stop_reason = f"SPRT: {self.sprt_result}"
+        if self.cfg.progress:
+            self.print_progress(rec)
+
+    def llr(self) -> float:
+        assert self.cfg.sprt is not None
+        elo0, elo1 = self.cfg.sprt
+        return stats.llr_pentanomial(self.tally.pentanomial, elo0, elo1)
+
+    def print_progress(self, rec: GameRecord) -> None:
+        t = self.tally
+        est = self.elo_estimate()
+        line = (
+            f"[{t.games}/{self.cfg.games}] {self.names[0]} vs {self.names[1]}: "
+            f"+{t.wins} ={t.draws} -{t.losses} "
+            f"({100.0 * (t.wins + 0.5 * t.draws) / t.games:.1f}%) "
+            f"Elo {est.elo:+.1f} +/- {fmt_error(est.error)}"
+        )
+        if self.cfg.sprt:
+            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            line += f" LLR {self.llr():.2f} ({lower:.2f}, {upper:.2f})"
+        faults = sum(sum(counts.values()) for counts in t.faults.values())
+        if faults:
+            line += f" faults {faults}"
+        line += f" | game {rec.job.number}: {rec.result} {rec.reason}"
+        if self.progress_is_tty:
+            sys.stderr.write("\r\x1b[2K" + line[:200])
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def elo_estimate(self) -> stats.EloEstimate:
+        t = self.tally
+        if t.pairs:
+            return stats.pentanomial_elo(t.pentanomial)
+        return stats.trinomial_elo(t.wins, t.draws, t.losses)
+
+    async def worker(self, engines: list[EngineProcess]) -> None:
+        try:
+            while True:
+                job = self.take_job()
+                if job is None:
+                    return
+                for engine in engines:
+                    # Only engines we never started or killed ourselves are started here.
+                    # One that died on its own between games is left dead on purpose: the
+                    # next game reports it as a crash instead of hiding the fault.
+                    if engine.protocol is None:
+                        try:
+                            await engine.start()
+                        except MatchError as err:
+                            if not self.interrupted:
+                                self.abort(f"cannot restart engine: {err}")
+                            return
+                if self.interrupted:
+                    return  # the signal came while an engine was (re)starting
+                self.games_in_progress += 1
+                rec = await play_game(job, engines, self.cfg)
+                self.games_in_progress -= 1
+                if self.interrupted:
+                    # Ended by interrupt() (the engines were stopped under it), or
+                    # finished as the signal came: counted as unfinished either way.
+                    return
+                self.record(rec)
+                if rec.fault_slot is not None:
+                    self._after_fault(engines[rec.fault_slot], rec)
+        finally:
+            timeout_s = INTERRUPT_QUIT_TIMEOUT_S if self.interrupted else QUIT_TIMEOUT_S
+            for engine in engines:
+                await engine.quit(timeout_s)
+
+    def _after_fault(self, engine: EngineProcess, rec: GameRecord) -> None:
+        if rec.fault_kind == "crash" and not self.cfg.recover:
+            engine.kill()
+            self.abort(
+                f"{engine.name} crashed in game {rec.job.number} "
+                "(use --recover to restart it and go on)"
+            )
+        elif rec.fault_kind in ("crash", "stall", "illegal move"):
+            # Restart before the next game: its state is unknown after the fault.
+            engine.kill()
+
+    async def run(self, first_engines: list[EngineProcess]) -> None:
+        if self.cfg.pgn_path:
+            try:
+                self.pgn_file = open(self.cfg.pgn_path, "a", encoding="utf-8")  # noqa: SIM115
+            except OSError as err:
+                raise MatchError(
+                    f"cannot write PGN {self.cfg.pgn_path!r}: {err.strerror}"
+                ) from None
+        try:
+            engine_sets = [first_engines]
+            for _ in range(min(self.cfg.concurrency, len(self.jobs)) - 1):
+                engine_sets.append(
+                    [EngineProcess(spec, name) for spec, name in zip(self.cfg.specs, self.names)]
+                )
+            self.engines = [engine for engines in engine_sets for engine in engines]
+            await asyncio.gather(*(self.worker(engines) for engines in engine_sets))
+            if self.ending_engines is not None:
+                await self.ending_engines
+        finally:
+            if self.pgn_file is not None:
+                self.pgn_file.close()
+            if self.cfg.progress and self.progress_is_tty:
+                sys.stderr.write("\n")
+
+
+class _StopSignals:
+    """SIGINT/SIGTERM handlers that stop the run cleanly instead of killing the runner.
+
+    While the engines start, a signal cancels that step (the engines started so far
+    are killed); once the match runs, it is handed to ``Match.interrupt``, which ends
+    the engines and lets the match return with the games played so far.
+    """
+
+    def __init__(self) -> None:
+        self.signal_name: Optional[str] = None
+        self.task: Optional[asyncio.Future[Any]] = None
+        self.match: Optional[Match] = None
+
+    def __enter__(self) -> _StopSignals:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            # Not on Windows' event loops; Ctrl-C then ends the runner as before.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self._received, signum)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+
+    def _received(self, signum: int) -> None:
+        if self.signal_name is not None:
+            return  # already stopping; the engines have their short quit timeout
+        self.signal_name = signal.Signals(signum).name
+        if self.match is not None:
+            self.match.interrupt(self.signal_name)
+        elif self.task is not None:
+            self.task.cancel()
+
+
+async def run_match(cfg: Config) -> Match:
+    """Play the match; a stop signal ends it early with the games played so far."""
+    with _StopSignals() as stop:
+        stop.task = asyncio.ensure_future(start_first_engines(cfg.specs))
+        try:
+            first_engines, names = await stop.task
+        except asyncio.CancelledError:
+            if stop.signal_name is None:
+                raise
+            raise MatchInterruptedError(stop.signal_name) from None
+        if stop.signal_name is not None:
+            # The signal came as the start-up finished (its cancellation was lost).
+            for engine in first_engines:
+                await engine.quit(INTERRUPT_QUIT_TIMEOUT_S)
+            raise MatchInterruptedError(stop.signal_name)
+        match = Match(cfg, names)
+        stop.match = match
+        await match.run(first_engines)
+    return match
