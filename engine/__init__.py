@@ -17,7 +17,7 @@ Architecture map (one concept per module):
 - ``score``      score constants, mate helpers, UCI score formatting.
 - ``evaluate``   static evaluation from the side to move's view (fast, cached).
 - ``features``   the evaluation's terms as counts: layout and reference extractor.
-- ``weights``    the tuned evaluation weights (data, written by scripts/tune.py).
+- ``weights``    the tuned evaluation weights (engine/weights.json, written by the tuner).
 - ``psqt``       the weights' piece-square block folded for incremental updates.
 - ``pesto``      PeSTO's tables: the tuner's starting point (data only).
 - ``bench``      fixed positions to a fixed depth: node count and speed.

@@ -9,7 +9,7 @@ laid out by ``BLOCKS`` below. The evaluation of a position is
     score = (mg * phase + eg * (24 - phase)) / 24, truncated toward zero
 
 and ``engine.evaluate`` computes the same number fast, with caches; the tests
-hold the two equal. ``scripts/tune.py`` fits the weights with these features.
+hold the two equal. ``scripts.tuning.tune`` fits the weights with these features.
 
 This module is the readable definition of each term; it is slow on purpose
 (dicts, one term at a time) and must not be called from the search. It must not

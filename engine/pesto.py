@@ -4,7 +4,7 @@ The tables are PeSTO's (Ronald Friederich's tuned material + piece-square
 tables as published on the Chess Programming Wiki): middlegame and endgame
 values, tapered by game phase. Rows are written from rank 8 down to rank 1, as
 a board is printed, for White. Cutoff's evaluation before issue 6 was exactly
-these tables; ``scripts/tune.py`` starts its fit from them (``pesto_psqt``
+these tables; ``scripts.tuning.tune`` starts its fit from them (``pesto_psqt``
 gives them in the layout of ``engine.features``).
 
 This module must not be imported by the search: the engine's tables are the

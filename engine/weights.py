@@ -1,238 +1,42 @@
-"""Evaluation weights (data only): written by scripts/tune.py, do not edit.
+"""The tuned evaluation weights: ``engine/weights.json``, checked and flattened.
 
-``MG_WEIGHTS`` and ``EG_WEIGHTS`` are laid out by ``engine.features.BLOCKS``
-(centipawns, White's view). How these were made:
+``MG_WEIGHTS`` and ``EG_WEIGHTS`` are the middlegame and endgame weight vectors,
+laid out by ``engine.features.BLOCKS`` (centipawns, White's view). The numbers live
+in ``weights.json`` beside this module, written by ``python -m scripts.tuning.tune``
+with a record of the data and command that made them; data is kept out of the
+code so that a fit is reviewed as data. The file's block names and sizes must
+match the feature layout, or the import fails with the first mismatch named: an
+evaluation with shifted weights would play, badly, without telling anyone.
 
-Data: sf4000_scored.txt; 227279 positions, every 10th block of 100 held out.
-Target: 0 x result + 1 x score (score K 0.9470). Fit: K = 0.8968, 1000 Adam steps of 1,
-pull 1e-08 toward the start.
-Logistic loss, held out: 0.444348 before, 0.440157 after (train 0.462861 -> 0.458262);
-against game results 0.430755 -> 0.422030.
-Command: python scripts/tune.py sf4000_scored.txt --iterations 1000 --rate 1 --pull
-1e-08 --score-weight 1
-
-This module must hold nothing but the two vectors.
+This module must hold nothing but the two vectors and their loading.
 """
 
-# fmt: off
-MG_WEIGHTS: tuple[int, ...] = (
-    # psqt pawn, a1..h1 first
-       82,    82,    82,    82,    82,    82,    82,    82,
-       50,    71,    67,    58,    67,    91,    98,    55,
-       57,    70,    76,    68,    80,    78,    92,    58,
-       69,    70,    83,    89,    93,    90,    82,    65,
-       75,    78,    92,   101,    99,   100,    89,    76,
-       79,    87,   107,   104,   134,   134,   101,    74,
-      177,   216,   149,   176,   151,   199,   121,    68,
-       82,    82,    82,    82,    82,    82,    82,    82,
-    # psqt knight, a1..h1 first
-      238,   314,   296,   318,   333,   331,   321,   317,
-      300,   293,   331,   350,   352,   358,   324,   318,
-      328,   342,   355,   354,   368,   356,   355,   331,
-      345,   339,   364,   364,   371,   371,   363,   352,
-      345,   371,   357,   391,   373,   406,   369,   360,
-      294,   394,   375,   404,   419,   450,   401,   381,
-      273,   299,   398,   372,   361,   402,   341,   325,
-      175,   244,   304,   291,   399,   239,   320,   234,
-    # psqt bishop, a1..h1 first
-      350,   363,   355,   356,   361,   354,   327,   350,
-      367,   387,   383,   371,   374,   378,   395,   377,
-      370,   373,   386,   377,   379,   396,   376,   386,
-      359,   375,   382,   391,   383,   373,   374,   373,
-      365,   387,   381,   405,   396,   394,   381,   365,
-      349,   402,   399,   414,   402,   414,   402,   372,
-      344,   371,   348,   355,   388,   417,   384,   317,
-      337,   369,   283,   328,   340,   322,   373,   356,
-    # psqt rook, a1..h1 first
-      462,   466,   473,   483,   488,   474,   452,   454,
-      455,   461,   465,   474,   464,   483,   469,   431,
-      448,   465,   458,   463,   474,   474,   474,   455,
-      445,   461,   462,   473,   480,   468,   478,   446,
-      452,   472,   494,   497,   503,   513,   471,   455,
-      479,   500,   504,   514,   496,   524,   540,   494,
-      500,   504,   533,   537,   552,   545,   500,   529,
-      515,   521,   513,   529,   538,   487,   507,   527,
-    # psqt queen, a1..h1 first
-     1019,  1014,  1023,  1022,  1025,  1000,   993,   984,
-     1006,  1019,  1028,  1030,  1039,  1029,  1024,  1027,
-     1012,  1024,  1023,  1015,  1014,  1026,  1017,  1032,
-     1012,  1000,  1008,  1010,  1017,  1026,  1032,  1024,
-      996,  1002,  1005,  1014,  1021,  1034,  1018,  1028,
-     1007,  1006,  1027,  1034,  1045,  1076,  1077,  1072,
-     1009,   988,  1014,  1025,  1010,  1078,  1047,  1072,
-      997,  1025,  1053,  1034,  1081,  1067,  1064,  1061,
-    # psqt king, a1..h1 first
-        3,    42,    19,   -36,   -16,   -32,    18,    14,
-       15,    12,   -15,   -48,   -47,   -18,     9,     6,
-      -15,   -20,   -19,   -47,   -53,   -34,   -14,   -30,
-      -48,    -2,   -32,   -39,   -50,   -46,   -30,   -53,
-      -18,   -20,   -12,   -28,   -32,   -27,   -15,   -36,
-       -9,    25,     2,   -16,   -20,     5,    20,   -24,
-       27,     1,   -19,    -7,    -8,    -2,   -38,   -30,
-      -65,    23,    16,   -15,   -55,   -33,     4,    12,
-    # passed
-        0,    -4,   -12,    -8,    13,    50,    76,     0,
-    # passed_blocked
-        0,     0,     3,     0,    -2,    -3,    -9,     0,
-    # passed_king_distance
-        0,    -2,    -8,   -10,    -3,     1,    10,     0,
-    # connected
-        0,     6,     8,    10,    23,    45,    42,     0,
-    # isolated
-       -4,
-    # doubled
-      -17,
-    # backward
-       -6,
-    # mobility_knight
-      -27,   -10,    -3,    -1,     0,     8,    10,    12,    14,
-    # mobility_bishop
-      -37,   -26,   -17,   -10,    -4,    -2,     0,    -4,    -5,     3,
-        3,    26,    28,    31,
-    # mobility_rook
-      -18,   -11,    -9,    -9,    -7,    -7,    -2,     0,     8,     7,
-       10,     5,    16,    -1,    30,
-    # mobility_queen
-      -17,   -22,   -15,   -16,   -15,   -13,   -10,    -6,    -5,    -4,
-       -5,    -8,    -1,     0,    -5,    -2,     6,     9,    10,    11,
-        7,     5,     8,     8,    10,    10,    13,    13,
-    # king_zone_attacks
-       10,     9,     0,    16,
-    # king_attackers
-        0,   -14,     0,    33,    64,
-    # king_shield
-        8,     6,
-    # king_open_files
-      -18,   -29,
-    # bishop_pair
-       36,
-    # rook_open_file
-       43,
-    # rook_semi_open_file
-       15,
-    # rook_seventh
-       -3,
-    # queen_open_file
-        5,
-    # queen_semi_open_file
-        6,
-    # queen_seventh
-       -7,
-    # pawn_threat
-       58,
-    # minor_threat
-       55,
-    # tempo
-       21,
-)
-EG_WEIGHTS: tuple[int, ...] = (
-    # psqt pawn, a1..h1 first
-       94,    94,    94,    94,    94,    94,    94,    94,
-      111,   116,   116,   115,   127,   118,   104,   104,
-       98,   113,    93,    98,   112,   105,    94,    95,
-      100,   107,    84,    83,    88,   102,   105,   102,
-      112,   119,   100,    88,    93,   103,   114,    92,
-      150,   169,   158,   155,   146,   136,   153,   154,
-      260,   259,   258,   230,   247,   225,   267,   270,
-       94,    94,    94,    94,    94,    94,    94,    94,
-    # psqt knight, a1..h1 first
-      256,   246,   267,   278,   266,   267,   245,   217,
-      242,   268,   290,   282,   291,   269,   261,   246,
-      269,   287,   293,   317,   303,   294,   271,   267,
-      273,   280,   299,   306,   298,   304,   283,   263,
-      269,   281,   298,   306,   311,   285,   300,   265,
-      261,   258,   287,   286,   277,   265,   252,   245,
-      261,   274,   252,   274,   267,   260,   256,   235,
-      224,   237,   272,   260,   253,   254,   209,   185,
-    # psqt bishop, a1..h1 first
-      290,   296,   291,   300,   296,   300,   300,   296,
-      299,   286,   298,   305,   307,   283,   280,   273,
-      282,   298,   311,   311,   314,   300,   293,   288,
-      291,   297,   313,   306,   309,   307,   297,   287,
-      291,   308,   304,   304,   304,   308,   306,   299,
-      300,   283,   304,   306,   302,   304,   279,   298,
-      296,   296,   307,   297,   293,   271,   293,   288,
-      291,   283,   285,   295,   287,   287,   284,   276,
-    # psqt rook, a1..h1 first
-      516,   517,   518,   512,   509,   512,   518,   504,
-      508,   509,   525,   518,   508,   505,   496,   511,
-      513,   518,   516,   516,   510,   504,   508,   503,
-      517,   525,   529,   525,   508,   515,   502,   510,
-      522,   523,   522,   518,   518,   507,   512,   505,
-      532,   519,   520,   516,   515,   512,   503,   510,
-      525,   523,   523,   521,   506,   516,   513,   511,
-      514,   526,   528,   524,   522,   526,   513,   522,
-    # psqt queen, a1..h1 first
-      899,   906,   909,   892,   931,   896,   913,   895,
-      916,   908,   903,   914,   914,   910,   898,   900,
-      920,   912,   947,   944,   944,   950,   938,   940,
-      920,   964,   957,   980,   965,   972,   971,   961,
-      940,   958,   962,   988,   993,   971,   992,   970,
-      917,   947,   944,   986,   976,   968,   954,   943,
-      922,   961,   970,   976,   996,   959,   963,   934,
-      928,   956,   956,   958,   962,   952,   943,   949,
-    # psqt king, a1..h1 first
-      -29,   -35,   -18,   -13,   -21,     0,    -8,   -19,
-      -23,   -21,     2,    15,    13,     6,    -3,    -5,
-      -26,    -7,     7,    20,    16,    15,    -2,    -9,
-      -24,   -11,    13,    29,    20,    25,     4,    -5,
-      -20,    15,    27,    29,    29,    35,    25,    -3,
-       -3,    17,    25,    18,    25,    36,    32,    -5,
-      -24,    14,    24,    16,    22,    48,    24,     1,
-      -74,   -29,   -16,   -15,    -8,    22,     8,   -24,
-    # passed
-        0,    16,    19,    50,    83,   103,   110,     0,
-    # passed_blocked
-        0,    -4,     0,   -16,   -22,   -50,   -87,     0,
-    # passed_king_distance
-        0,    -1,     6,    16,    22,    28,    24,     0,
-    # connected
-        0,    -4,     8,     7,    15,    28,    31,     0,
-    # isolated
-      -10,
-    # doubled
-      -14,
-    # backward
-      -12,
-    # mobility_knight
-      -17,    -3,     9,    14,     0,    25,    21,    16,    -6,
-    # mobility_bishop
-      -24,   -18,   -12,    -5,     6,    14,     0,    22,    20,    16,
-       16,    20,    27,    18,
-    # mobility_rook
-      -32,   -29,   -19,   -10,    -2,     3,     6,     0,     8,    17,
-       19,    21,    20,    22,    -3,
-    # mobility_queen
-      -26,   -25,   -25,   -23,   -24,   -27,   -17,   -15,   -14,   -14,
-       -6,    -6,     0,     0,     5,    10,     6,    12,    10,    16,
-       12,   -10,    15,     7,    18,    16,    27,    27,
-    # king_zone_attacks
-        1,     3,     3,    -8,
-    # king_attackers
-        0,     1,     8,    -4,     0,
-    # king_shield
-        4,    -7,
-    # king_open_files
-       11,   -10,
-    # bishop_pair
-       68,
-    # rook_open_file
-       -1,
-    # rook_semi_open_file
-       17,
-    # rook_seventh
-        2,
-    # queen_open_file
-      -23,
-    # queen_semi_open_file
-        4,
-    # queen_seventh
-       14,
-    # pawn_threat
-       31,
-    # minor_threat
-       23,
-    # tempo
-       -2,
-)
-# fmt: on
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.features import BLOCKS
+
+WEIGHTS_FILE = Path(__file__).resolve().parent / "weights.json"
+
+
+def load_weights(path: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(middlegame, endgame) vectors of a weights file; ValueError if it does not fit."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    vectors = []
+    for phase in ("mg", "eg"):
+        blocks = data[phase]
+        if list(blocks) != [name for name, _ in BLOCKS]:
+            raise ValueError(f"{path}: the {phase} blocks are not engine.features.BLOCKS")
+        vector: list[int] = []
+        for name, size in BLOCKS:
+            values = blocks[name]
+            if len(values) != size or not all(type(v) is int for v in values):
+                raise ValueError(f"{path}: {phase} block {name!r} needs {size} integers")
+            vector.extend(values)
+        vectors.append(tuple(vector))
+    return vectors[0], vectors[1]
+
+
+MG_WEIGHTS, EG_WEIGHTS = load_weights(WEIGHTS_FILE)

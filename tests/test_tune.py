@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import features
+from engine.weights import WEIGHTS_FILE, load_weights
 from scripts.tuning import tune
 from tests.conftest import REPO, run_repo_script
 
@@ -20,17 +20,14 @@ def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
     return run_repo_script("tuning.tune", *args, timeout=300)
 
 
-def load_module(path: Path) -> object:
-    spec = importlib.util.spec_from_file_location("tuned_weights", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load(path: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The vectors of a written weights file, through the engine's own loader."""
+    return load_weights(path)
 
 
 def test_tuning_lowers_the_loss_and_is_reproducible(tmp_path: Path) -> None:
     outputs = []
-    for name in ("a.py", "b.py"):
+    for name in ("a.json", "b.json"):
         out = tmp_path / name
         done = run_tune(
             str(SAMPLE), "--iterations", "60", "--pull", "1e-6", "--workers", "1",
@@ -45,19 +42,16 @@ def test_tuning_lowers_the_loss_and_is_reproducible(tmp_path: Path) -> None:
     assert before and after, done.stdout
     assert float(after.group(1)) < float(before.group(1))
 
-    module = load_module(tmp_path / "a.py")
-    mg = getattr(module, "MG_WEIGHTS")  # noqa: B009
-    eg = getattr(module, "EG_WEIGHTS")  # noqa: B009
+    mg, eg = load(tmp_path / "a.json")
     assert len(mg) == len(eg) == features.FEATURE_COUNT
     assert all(isinstance(w, int) for w in (*mg, *eg))
 
 
 def test_start_weights_are_pesto_and_the_hand_values(tmp_path: Path) -> None:
-    out = tmp_path / "start.py"
+    out = tmp_path / "start.json"
     done = run_tune("--write-start", "--out", str(out))
     assert done.returncode == 0, done.stderr
-    module = load_module(out)
-    mg = getattr(module, "MG_WEIGHTS")  # noqa: B009
+    mg, _ = load(out)
     base = features.OFFSET["psqt"]
     # PeSTO: a White knight on e4 is worth 337 + 28 in the middlegame.
     assert mg[base + 64 + 28] == 337 + 28
@@ -66,17 +60,17 @@ def test_start_weights_are_pesto_and_the_hand_values(tmp_path: Path) -> None:
 def test_bad_data_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("not a fen at all\n")
-    done = run_tune(str(bad), "--out", str(tmp_path / "w.py"))
+    done = run_tune(str(bad), "--out", str(tmp_path / "w.json"))
     assert done.returncode == 2
     assert done.stderr.startswith("tune:") and done.stderr.count("\n") == 1
-    assert not (tmp_path / "w.py").exists()
+    assert not (tmp_path / "w.json").exists()
 
 
 def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
     scored = REPO / "tests" / "data" / "tuning_sample_scored.txt"
     runs = {}
     for weight in ("0", "1"):
-        out = tmp_path / f"w{weight}.py"
+        out = tmp_path / f"w{weight}.json"
         done = run_tune(
             str(scored), "--iterations", "40", "--workers", "1", "--report", "0",
             "--score-weight", weight, "--out", str(out),
@@ -93,32 +87,50 @@ def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
     assert "against game results" in runs["1"][0]
 
     # Without a score on every line the blend is refused in one line.
-    done = run_tune(str(SAMPLE), "--score-weight", "0.5", "--out", str(tmp_path / "x.py"))
+    done = run_tune(str(SAMPLE), "--score-weight", "0.5", "--out", str(tmp_path / "x.json"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert not (tmp_path / "x.py").exists()
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_shipped_weights_are_written_only_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert tune.SHIPPED_WEIGHTS == REPO / "engine" / "weights.py"
-    shipped = tmp_path / "engine_weights.py"  # stands in for engine/weights.py
+    assert tune.SHIPPED_WEIGHTS == WEIGHTS_FILE == REPO / "engine" / "weights.json"
+    shipped = tmp_path / "engine_weights.json"  # stands in for engine/weights.json
     monkeypatch.setattr(tune, "SHIPPED_WEIGHTS", shipped)
     monkeypatch.chdir(tmp_path)
 
-    # Without --out or --install: weights_tuned.py in the current directory.
+    # Without --out or --install: weights_tuned.json in the current directory.
     assert tune.main(["--write-start"]) == 0
-    assert (tmp_path / "weights_tuned.py").is_file()
+    assert (tmp_path / "weights_tuned.json").is_file()
     assert not shipped.exists()
 
     assert tune.main(["--write-start", "--install"]) == 0
-    assert shipped.read_text() == (tmp_path / "weights_tuned.py").read_text()
+    assert shipped.read_text() == (tmp_path / "weights_tuned.json").read_text()
 
     # Both at once is a usage error, one line.
     capsys.readouterr()
     with pytest.raises(SystemExit) as stop:
-        tune.main(["--write-start", "--install", "--out", str(tmp_path / "x.py")])
+        tune.main(["--write-start", "--install", "--out", str(tmp_path / "x.json")])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("tune: error: argument --out: not allowed with") and err.count("\n") == 1
-    assert not (tmp_path / "x.py").exists()
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_shipped_weights_file_is_what_the_writer_writes(tmp_path: Path) -> None:
+    """engine/weights.json is in the writer's exact format (a refit diffs cleanly), and
+    a file whose blocks do not match the feature layout is refused with its name."""
+    import json
+
+    import numpy as np
+
+    data = json.loads(WEIGHTS_FILE.read_text())
+    mg, eg = load_weights(WEIGHTS_FILE)
+    text = tune.format_weights(np.array(mg, float), np.array(eg, float), data["provenance"])
+    assert text == WEIGHTS_FILE.read_text()
+    del data["eg"]["tempo"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"broken\.json: the eg blocks"):
+        load_weights(broken)

@@ -18,25 +18,27 @@ from the endgame scale, which is known per position. The fit:
 2. all weights are fitted by full-batch Adam on the logistic loss (cross-entropy
    between p and the target) plus ``pull * sum((w - w_start) ** 2)``, which
    keeps rarely seen weights near their start values;
-3. the weights are rounded and written as a Python module.
+3. the weights are rounded and written as a JSON file (``engine/weights.json``'s format).
 
 One block of 100 positions in 10 (about a game in ten) is held out and only
 measured. The same data and options give the same weights (full batch, fixed
 order, no randomness). The start point is PeSTO's tables (``engine.pesto``) and
 the hand-set values in ``START`` below; ``--write-start`` writes it unfitted.
 
-The weights go to ``--out`` (default ``weights_tuned.py`` in the current directory);
-the shipped ``engine/weights.py`` is replaced only when asked for, with ``--install``
-(or ``--out engine/weights.py``), so that a trial fit never overwrites it by accident.
+The weights go to ``--out`` (default ``weights_tuned.json`` in the current directory);
+the shipped ``engine/weights.json`` is replaced only when asked for, with ``--install``
+(or ``--out engine/weights.json``), so that a trial fit never overwrites it by accident.
+To try a fit in a match, write it into an engine copy (``scripts.matches.variant``)
+with ``--out COPY/engine/weights.json``.
 
 This script must not be imported by the engine; it writes only that one file.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
-import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -53,9 +55,9 @@ from ..common import ToolParser
 
 # The weights the engine ships with: those of the engine package being tuned (the
 # checkout's, when run as ``python -m scripts.tuning.tune`` from the repository root).
-SHIPPED_WEIGHTS = Path(engine.__file__).resolve().parent / "weights.py"
+SHIPPED_WEIGHTS = Path(engine.__file__).resolve().parent / "weights.json"
 # Where the weights go without --out or --install: beside the user, not into the engine.
-DEFAULT_OUT = Path("weights_tuned.py")
+DEFAULT_OUT = Path("weights_tuned.json")
 
 RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 HOLD_OUT_BLOCK = 100
@@ -369,40 +371,30 @@ def adam(
 
 
 def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) -> str:
-    """The weights module's text: two flat tuples, commented block by block."""
+    """The weights file's text (JSON): how they were made, then one line per block.
+
+    Keys follow ``engine.features.BLOCKS``; the loader (``engine.weights``) checks
+    the names and sizes against it, so a file from another layout is refused.
+    """
     lines = [
-        # The module's text names the tool as it was when engine/weights.py was written
-        # ("scripts/tune.py"), so that the same data still gives a byte-identical file.
-        '"""Evaluation weights (data only): written by scripts/tune.py, do not edit.',
-        "",
-        "``MG_WEIGHTS`` and ``EG_WEIGHTS`` are laid out by ``engine.features.BLOCKS``",
-        "(centipawns, White's view). How these were made:",
-        "",
-        # Wrapped, so that the written module passes the line-length check.
-        *(part for line in provenance for part in textwrap.wrap(line, 88)),
-        "",
-        "This module must hold nothing but the two vectors.",
-        '"""',
-        "",
-        "# fmt: off",
+        "{",
+        '  "about": "Cutoff\'s evaluation weights, written by python -m scripts.tuning.tune:'
+        " centipawns, White's view, blocks as in engine.features.BLOCKS (psqt: pawn,"
+        ' knight, bishop, rook, queen, king, each a1..h8).",',
+        '  "provenance": [',
+        ",\n".join(f"    {json.dumps(line)}" for line in provenance),
+        "  ],",
     ]
-    for name, vector in (("MG_WEIGHTS", mg_w), ("EG_WEIGHTS", eg_w)):
-        lines.append(f"{name}: tuple[int, ...] = (")
+    for phase, vector in (("mg", mg_w), ("eg", eg_w)):
+        lines.append(f'  "{phase}": {{')
+        rows = []
         for block, size in feat.BLOCKS:
             base = feat.OFFSET[block]
-            values = [round(x) for x in vector[base : base + size]]
-            if block == "psqt":
-                for piece in range(6):
-                    lines.append(f"    # psqt {chess.PIECE_NAMES[piece + 1]}, a1..h1 first")
-                    for rank in range(8):
-                        row = values[piece * 64 + rank * 8 : piece * 64 + rank * 8 + 8]
-                        lines.append("    " + " ".join(f"{x:5d}," for x in row))
-            else:
-                lines.append(f"    # {block}")
-                for i in range(0, size, 10):
-                    lines.append("    " + " ".join(f"{x:5d}," for x in values[i : i + 10]))
-        lines.append(")")
-    lines.append("# fmt: on")
+            values = ", ".join(str(round(x)) for x in vector[base : base + size])
+            rows.append(f'    "{block}": [{values}]')
+        lines.append(",\n".join(rows))
+        lines.append("  }," if phase == "mg" else "  }")
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 
@@ -411,10 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", nargs="*", type=Path, help="FEN;RESULT[;SCORE] files")
     destination = parser.add_mutually_exclusive_group()
     destination.add_argument(
-        "--out", type=Path, default=None, help=f"weights module to write (default {DEFAULT_OUT})"
+        "--out", type=Path, default=None, help=f"weights file to write (default {DEFAULT_OUT})"
     )
     destination.add_argument(
-        "--install", action="store_true", help="write the shipped weights, engine/weights.py"
+        "--install", action="store_true", help="write the shipped weights, engine/weights.json"
     )
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=1.0, help="Adam step (cp)")
@@ -498,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Logistic loss, held out: {before[1]:.6f} before, {after[1]:.6f} after "
         f"(train {before[0]:.6f} -> {after[0]:.6f}); against game results "
         f"{games[0]:.6f} -> {games[1]:.6f}.",
-        f"Command: python scripts/tune.py {names} --iterations {args.iterations} "
+        f"Command: python -m scripts.tuning.tune {names} --iterations {args.iterations} "
         f"--rate {args.rate:g} --pull {args.pull:g}"
         + (f" --score-weight {args.score_weight:g}" if args.score_weight else ""),
     ]
