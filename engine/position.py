@@ -225,9 +225,13 @@ class Position:
         """
         keys = self.keys
         last = len(keys) - 1
-        stop = max(last - self.board.halfmove_clock, 0)
-        key = keys[last]
-        return any(keys[i] == key for i in range(last - 4, stop - 1, -2))
+        start = last - 4
+        stop = last - self.board.halfmove_clock
+        if start < 0 or start < stop:
+            return False
+        # Same side to move: every second key back from four plies ago, down to the
+        # last irreversible move (a slice and ``in`` run in C, unlike a generator).
+        return keys[last] in keys[start : stop - 1 if stop > 0 else None : -2]
 
     def state_errors(self) -> list[str]:
         """Differences between the incremental state and a from-scratch one."""

@@ -101,3 +101,22 @@ def test_evaluation_is_symmetric() -> None:
     for fen in FENS:
         board = chess.Board(fen)
         assert evaluate(board) == evaluate(board.mirror()), fen
+
+
+def test_repetition_matches_its_definition_on_random_histories() -> None:
+    """is_repetition: the current key among every second key from four plies back to
+    the last irreversible move (checked against a plain loop on random key lists)."""
+    import random
+
+    from engine.position import Position
+
+    rng = random.Random(3)
+    pos = Position(chess.Board())
+    for _ in range(20000):
+        keys = [rng.randint(0, 5) for _ in range(rng.randint(1, 30))]
+        clock = rng.randint(0, 40)
+        last = len(keys) - 1
+        expected = any(keys[i] == keys[last] for i in range(last - 4, max(last - clock, 0) - 1, -2))
+        pos.keys = keys
+        pos.board.halfmove_clock = clock
+        assert pos.is_repetition() == expected, (keys, clock)
