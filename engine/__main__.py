@@ -89,6 +89,7 @@ def _analyse(args: list[str]) -> int:
     from engine.limits import SearchLimits
     from engine.options import MULTIPV, Options
     from engine.uci import PositionError, parse_position
+    from engine.uci_text import TextOutput
 
     try:
         board = parse_position(["fen", *args] if args else ["startpos"], chess960=False)
@@ -96,7 +97,7 @@ def _analyse(args: list[str]) -> int:
         raise UsageError(str(exc)) from None
     options = Options()
     options.set(MULTIPV, str(multipv))
-    controller = Controller(_print, options)
+    controller = Controller(TextOutput(_print), options)
     controller.set_board(board)
     controller.go(SearchLimits(depth=depth), time.monotonic())
     controller.wait_idle()

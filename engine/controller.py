@@ -7,9 +7,11 @@ on one worker thread, asks timeman for the deadlines of a ``go``, applies
 ``stop`` and ``ponderhit``, and guarantees exactly one legal ``bestmove`` per
 search, also when the search raises. It delegates everything else: time rules
 to timeman, perft to perft.core, the text of output lines to uci_text, the
-evaluation table to evaluate. Output leaves through the ``emit`` callback, one
-whole line per call; this module must not read stdin or write stdout itself,
-and must not parse protocol text (uci.py hands it parsed values).
+evaluation table to evaluate. Output leaves as structured reports through an
+``Output`` (iteration reports, the move played, text lines); uci_text.TextOutput
+turns them into UCI lines, the analysis API into python-chess results. This
+module must not read stdin or write stdout itself, and must not parse protocol
+text (uci.py hands it parsed values).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol
 
 import chess
 
@@ -35,13 +37,31 @@ from engine.options import (
     Value,
 )
 from engine.position import REPETITION_WINDOW_PLIES
-from engine.score import MAX_PLY
+from engine.score import MATE, MAX_PLY
 from engine.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
 from engine.tt import BOUND_EXACT, TranspositionTable
-from engine.uci_text import format_info, printable
+from engine.uci_text import printable
 from perft.core import PerftStoppedError, perft
 
-Emit = Callable[[str], None]
+
+class Output(Protocol):
+    """Where the controller's reports go (uci_text.TextOutput prints them as UCI)."""
+
+    def info(self, info: IterationInfo, root: chess.Board, chess960: bool) -> None:
+        """An iteration's report (or the closing report before the move is played)."""
+
+    def bestmove(
+        self,
+        root: chess.Board,
+        move: Optional[chess.Move],
+        ponder: Optional[chess.Move],
+        chess960: bool,
+    ) -> None:
+        """The move played (None: no legal move), once per search."""
+
+    def text(self, line: str) -> None:
+        """A line of text: ``info string``, perft counts, the bench."""
+
 
 MAX_DEPTH = MAX_PLY - 8
 """Deepest iteration a ``go depth`` may ask for (the search's own ceiling)."""
@@ -74,12 +94,12 @@ class Controller:
 
     def __init__(
         self,
-        emit: Emit,
+        output: Output,
         options: Optional[Options] = None,
         debug: Optional[Callable[[], bool]] = None,
     ) -> None:
         self.options = options if options is not None else Options()
-        self._emit = emit
+        self._out = output
         self._debug = debug if debug is not None else (lambda: False)
         self.tt = TranspositionTable(self.options.get_int(HASH))
         self.searcher = Searcher(self.tt)
@@ -117,7 +137,7 @@ class Controller:
         return self._idle.wait(timeout)
 
     def info_string(self, text: str) -> None:
-        self._emit("info string " + printable(text, 200))
+        self._out.text("info string " + printable(text, 200))
 
     # ------------------------------------------------------- idle-only commands
 
@@ -273,8 +293,7 @@ class Controller:
         if job.withhold:
             job.release.wait()
         self._finishing.set()
-        for line in self._final_lines(job, result):
-            self._emit(line)
+        self._finish(job, result)
 
     def _on_iteration(self, job: _Job, info: IterationInfo) -> None:
         try:
@@ -282,34 +301,29 @@ class Controller:
                 job.last_main = info
                 if info.bound == BOUND_EXACT and info.pv:
                     job.last_exact = info
-            self._emit(format_info(info, job.root, job.chess960))
+            self._out.info(info, job.root, job.chess960)
         except Exception as exc:
             self.info_string(f"error reporting an iteration: {type(exc).__name__}: {exc}")
 
-    def _final_lines(self, job: _Job, result: Optional[SearchResult]) -> list[str]:
-        """The closing exact-score info line (when needed) and the bestmove line."""
+    def _finish(self, job: _Job, result: Optional[SearchResult]) -> None:
+        """The closing exact-score report (when needed), then the move played."""
         root = job.root
         legal = list(root.generate_legal_moves())
         if not legal:
             # Mated (mate 0) or stalemated (cp 0), and no move to play.
-            score = "mate 0" if root.is_check() else "cp 0"
-            return [f"info depth 0 score {score}", "bestmove (none)"]
+            score = -MATE if root.is_check() else 0
+            info = IterationInfo(0, 0, 1, score, BOUND_EXACT, 0, 0, 0, [])
+            self._out.info(info, root, job.chess960)
+            self._out.bestmove(root, None, None, job.chess960)
+            return
         best = result.best_move if result is not None else None
         if best is None or best not in legal:
             best = self._fallback_move(job, legal)
         ponder = self._ponder_move(job, result, best)
-        lines = []
         last = job.last_main
         if last is None or last.bound != BOUND_EXACT or not last.pv or last.pv[0] != best:
-            lines.append(self._closing_info(job, result, best, ponder))
-        move_text = root.uci(best, chess960=job.chess960)
-        if ponder is not None:
-            after = root.copy(stack=False)
-            after.push(best)
-            lines.append(f"bestmove {move_text} ponder {after.uci(ponder, chess960=job.chess960)}")
-        else:
-            lines.append(f"bestmove {move_text}")
-        return lines
+            self._out.info(self._closing_info(job, result, best, ponder), root, job.chess960)
+        self._out.bestmove(root, best, ponder, job.chess960)
 
     def _fallback_move(self, job: _Job, legal: list[chess.Move]) -> chess.Move:
         """A legal move when the search gave none: the last PV move, else the first legal."""
@@ -344,8 +358,8 @@ class Controller:
         result: Optional[SearchResult],
         best: chess.Move,
         ponder: Optional[chess.Move],
-    ) -> str:
-        """An exact-score line whose PV starts with the move we play.
+    ) -> IterationInfo:
+        """An exact-score report whose PV starts with the move we play.
 
         fastchess and python-chess take the score of a move from the last info
         line before ``bestmove``; it must be exact and about the move played.
@@ -362,7 +376,7 @@ class Controller:
             # Aborted before depth 1 finished: no searched score exists, use the static one.
             depth, score = 0, self._static_score(job.root)
         seldepth = result.seldepth if result is not None else 0
-        info = IterationInfo(
+        return IterationInfo(
             depth=depth,
             seldepth=seldepth,
             multipv=1,
@@ -373,7 +387,6 @@ class Controller:
             hashfull=self.tt.hashfull(),
             pv=pv,
         )
-        return format_info(info, job.root, job.chess960)
 
     @staticmethod
     def _static_score(board: chess.Board) -> int:
@@ -405,20 +418,20 @@ class Controller:
                         count = perft(board, depth - 1, self._stop_other)
                     finally:
                         board.pop()
-                    self._emit(f"{text}: {count}")
+                    self._out.text(f"{text}: {count}")
                     total += count
         except PerftStoppedError:
             self.info_string("perft stopped")
             return
-        self._emit("")
-        self._emit(f"Nodes searched: {total}")
+        self._out.text("")
+        self._out.text(f"Nodes searched: {total}")
 
     def bench(self, depth: Optional[int]) -> None:
-        """Run the bench on the worker, printing through ``emit``."""
+        """Run the bench on the worker, its lines going to the output as text."""
         from engine.bench import run_bench
 
         def run() -> None:
-            run_bench(depth=depth, out=self._emit)
+            run_bench(depth=depth, out=self._out.text)
 
         self._start(run, None)
 

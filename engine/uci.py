@@ -40,7 +40,7 @@ import chess
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from engine.limits import parse_go
 from engine.options import OptionError, Options, parse_setoption, uci_option_lines
-from engine.uci_text import board_lines, printable
+from engine.uci_text import TextOutput, board_lines, printable
 from perft.core import UNPLAYABLE_STATUS
 
 if TYPE_CHECKING:
@@ -392,7 +392,9 @@ class UciSession:
         if self._controller is None:
             from engine.controller import Controller
 
-            self._controller = Controller(self.writer.write, self.options, lambda: self.debug)
+            self._controller = Controller(
+                TextOutput(self.writer.write), self.options, lambda: self.debug
+            )
         return self._controller
 
     def _wait_idle(self, controller: Controller, is_go: bool) -> None:

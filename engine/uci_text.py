@@ -18,7 +18,7 @@ what it returns. It stays cheap to import (uci.py needs it before the handshake)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
 import chess.polyglot
@@ -103,3 +103,37 @@ def board_lines(board: chess.Board) -> list[str]:
     checkers = " ".join(chess.square_name(s) for s in board.checkers())
     lines.append(f"Checkers: {checkers}")
     return lines
+
+
+class TextOutput:
+    """The controller's output as UCI text lines, handed to ``write`` one at a time."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+
+    def info(self, info: IterationInfo, root: chess.Board, chess960: bool) -> None:
+        if info.depth == 0 and not info.pv:
+            # No move to play (mate or stalemate at the root): the short form GUIs know.
+            self._write(f"info depth 0 score {uci_score(info.score)}")
+        else:
+            self._write(format_info(info, root, chess960))
+
+    def bestmove(
+        self,
+        root: chess.Board,
+        move: Optional[chess.Move],
+        ponder: Optional[chess.Move],
+        chess960: bool,
+    ) -> None:
+        if move is None:
+            self._write("bestmove (none)")
+            return
+        line = f"bestmove {root.uci(move, chess960=chess960)}"
+        if ponder is not None:
+            after = root.copy(stack=False)
+            after.push(move)
+            line += f" ponder {after.uci(ponder, chess960=chess960)}"
+        self._write(line)
+
+    def text(self, line: str) -> None:
+        self._write(line)
