@@ -57,8 +57,17 @@ class TranspositionTable:
         self._allocate(entries_for(size_mb))
 
     def clear(self) -> None:
-        """Forget every entry, keeping the size."""
-        self._allocate(self.count)
+        """Forget every entry, keeping the size.
+
+        The tables are zeroed in place (a memset, about a millisecond for 16 MB):
+        batch analysis clears before every position, and allocating them afresh
+        costs some 25 ms.
+        """
+        import ctypes
+
+        for table in (self.keys, self.data):
+            address, length = table.buffer_info()
+            ctypes.memset(address, 0, length * table.itemsize)
         self.age = 0
 
     def new_search(self) -> None:

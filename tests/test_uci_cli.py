@@ -3,12 +3,13 @@ inside UCI (``d``, ``eval``, ``go perft``, ``bench``)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import chess
 import chess.polyglot
-from uci_harness import REPO, Engine, engine_command, info_lines, pv_of
+from uci_harness import REPO, Engine, engine_command
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
@@ -25,26 +26,35 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_analyse_default_and_fen(tmp_path: Path) -> None:
-    done = run_cli(tmp_path, "analyse", "--depth", "3")
+    done = run_cli(tmp_path, "analyse", "--depth", "3", "--json")
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert [line.split()[2] for line in info_lines(lines)][-1] == "3"
-    assert lines[-1].startswith("bestmove ")
-    done = run_cli(tmp_path, "analyse", *KIWIPETE.split(), "--depth=2", "--multipv", "2")
+    (record,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert record["depth"] == 3 and record["fen"] == chess.STARTING_FEN
+    done = run_cli(tmp_path, "analyse", *KIWIPETE.split(), "--depth=2", "--multipv", "2", "--json")
     assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in done.stdout.splitlines()]
     board = chess.Board(KIWIPETE)
-    for line in info_lines(done.stdout.splitlines()):
-        assert chess.Move.from_uci(pv_of(line)[0]) in board.legal_moves
+    assert len(record["lines"]) == 2
+    for line in record["lines"]:
+        assert chess.Move.from_uci(line["pv"][0]) in board.legal_moves
 
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
-    for args in (["analyse", "not", "a", "fen"], ["analyse", "--depth", "x"], ["frobnicate"]):
+    for args in (["analyse", "--depth", "x"], ["frobnicate"], ["analyse", "--jobs", "0"]):
         done = run_cli(tmp_path, *args)
         assert done.returncode == 2
         assert done.stdout == ""
         assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    done = run_cli(tmp_path, "analyse", "not", "a", "fen")
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 3 and "Traceback" not in done.stderr
     done = run_cli(tmp_path, "--help")
     assert done.returncode == 0 and "analyse" in done.stdout
+    done = run_cli(tmp_path, "--version")
+    assert done.returncode == 0 and done.stdout.startswith("Cutoff ")
+    for command in ("analyse", "annotate", "bench"):
+        done = run_cli(tmp_path, command, "--help")
+        assert done.returncode == 0 and done.stdout.startswith("usage: cutoff " + command)
 
 
 def test_cli_bench(tmp_path: Path) -> None:

@@ -1,0 +1,220 @@
+"""Annotated games: evaluation comments, judgements, the better move, a summary, a graph.
+
+From the analysis of every position of a game (``Analyser.analyse_game``), this
+module writes what viewers such as lichess show:
+
+* every move gets an ``[%eval ...]`` comment: the evaluation after it, from
+  White's view, in pawns or as ``#n`` for a mate;
+* a move that throws away winning chances gets a NAG by lichess's rule: the
+  mover's winning chances, ``2 / (1 + exp(-0.00368208 * cp)) - 1`` on a scale
+  from -1 to +1 (a mate counts as +-1, centipawns are capped at +-1000), drop by
+  at least 0.1 for an inaccuracy (``?!``), 0.2 for a mistake (``?``) and 0.3 for
+  a blunder (``??``), that is 10, 20 and 30 points on lichess's -100..+100 scale;
+* after such a move, the engine's better line is added as a variation;
+* the game's comment sums it up per side: inaccuracies, mistakes, blunders and
+  the average centipawn loss (each move's loss against the best move's score,
+  scores capped at +-1000 cp).
+
+``plot_evaluation`` draws the evaluation graph with matplotlib, an optional
+extra (``pip install 'cutoff-chess[plot]'``), imported only when called. This
+module must not search: it reads analyses it is given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import chess
+import chess.engine
+import chess.pgn
+
+from engine.analysis import GamePosition
+
+WIN_CHANCE_SLOPE = 0.00368208
+"""lichess's logistic slope from centipawns to winning chances."""
+CP_CEILING = 1000
+"""Centipawn scores are capped here for winning chances and centipawn loss."""
+VARIATION_PLIES = 8
+"""Longest better line added as a variation."""
+
+JUDGEMENTS: tuple[tuple[float, int, str], ...] = (
+    (0.3, chess.pgn.NAG_BLUNDER, "Blunder"),
+    (0.2, chess.pgn.NAG_MISTAKE, "Mistake"),
+    (0.1, chess.pgn.NAG_DUBIOUS_MOVE, "Inaccuracy"),
+)
+"""(least drop in winning chances, NAG, name), worst first."""
+
+
+class PlotUnavailableError(RuntimeError):
+    """matplotlib is not installed (the ``plot`` extra)."""
+
+
+def capped_cp(score: chess.engine.Score) -> int:
+    """Centipawns capped at +-CP_CEILING; a mate counts as the cap."""
+    return max(-CP_CEILING, min(CP_CEILING, score.score(mate_score=100_000) or 0))
+
+
+def winning_chances(score: chess.engine.Score) -> float:
+    """lichess's winning chances of the side whose score it is, from -1 to +1."""
+    if score.is_mate():
+        # Mate(0) (mated) and MateGiven both have mate() == 0: the sign is the score's.
+        return 1.0 if (score.score(mate_score=CP_CEILING) or 0) > 0 else -1.0
+    return 2.0 / (1.0 + math.exp(-WIN_CHANCE_SLOPE * capped_cp(score))) - 1.0
+
+
+@dataclass(frozen=True)
+class MoveJudgement:
+    """What the analysis says of one move of the game."""
+
+    ply: int
+    mover: chess.Color
+    move: chess.Move
+    best: chess.engine.PovScore
+    """The position's score before the move (best play)."""
+    after: chess.engine.PovScore
+    """The score after the move played."""
+    best_line: list[chess.Move]
+    drop: float
+    """Loss of the mover's winning chances (0 when the move kept them)."""
+    centipawn_loss: int
+    nag: Optional[int]
+    name: Optional[str]
+
+
+@dataclass
+class SideSummary:
+    inaccuracies: int = 0
+    mistakes: int = 0
+    blunders: int = 0
+    losses: list[int] = field(default_factory=list)
+
+    @property
+    def average_loss(self) -> float:
+        return sum(self.losses) / len(self.losses) if self.losses else 0.0
+
+    def text(self) -> str:
+        counts = (
+            (self.inaccuracies, "inaccuracy", "inaccuracies"),
+            (self.mistakes, "mistake", "mistakes"),
+            (self.blunders, "blunder", "blunders"),
+        )
+        parts = [f"{n} {one if n == 1 else many}" for n, one, many in counts]
+        return ", ".join(parts) + f", average centipawn loss {self.average_loss:.0f}"
+
+
+def judge(positions: list[GamePosition]) -> list[MoveJudgement]:
+    """One judgement per move: each position's analysis against the next one's."""
+    judgements = []
+    for before, after in zip(positions, positions[1:]):
+        move = before.move
+        assert move is not None
+        mover = before.board.turn
+        best = before.info["score"]
+        played = after.info["score"]
+        drop = max(0.0, winning_chances(best.pov(mover)) - winning_chances(played.pov(mover)))
+        loss = max(0, capped_cp(best.pov(mover)) - capped_cp(played.pov(mover)))
+        best_line = list(before.info.get("pv", []))
+        nag = name = None
+        # The engine's own choice is never judged: a drop after it is the horizon's.
+        if not best_line or best_line[0] != move:
+            for least, code, label in JUDGEMENTS:
+                if drop >= least:
+                    nag, name = code, label
+                    break
+        judgements.append(
+            MoveJudgement(
+                before.ply,
+                mover,
+                move,
+                best,
+                played,
+                list(before.info.get("pv", [])),
+                drop,
+                loss,
+                nag,
+                name,
+            )
+        )
+    return judgements
+
+
+def summarise(judgements: list[MoveJudgement]) -> dict[chess.Color, SideSummary]:
+    sides = {chess.WHITE: SideSummary(), chess.BLACK: SideSummary()}
+    for judgement in judgements:
+        side = sides[judgement.mover]
+        side.losses.append(judgement.centipawn_loss)
+        if judgement.name == "Inaccuracy":
+            side.inaccuracies += 1
+        elif judgement.name == "Mistake":
+            side.mistakes += 1
+        elif judgement.name == "Blunder":
+            side.blunders += 1
+    return sides
+
+
+def annotate_game(
+    game: chess.pgn.Game, positions: list[GamePosition], engine_label: str
+) -> chess.pgn.Game:
+    """A copy of ``game``'s main line with evaluations, NAGs, better lines and a summary."""
+    annotated = chess.pgn.Game()
+    annotated.headers.update(game.headers)
+    annotated.setup(game.board())
+    judgements = judge(positions)
+    node: chess.pgn.GameNode = annotated
+    for judgement in judgements:
+        parent = node
+        node = parent.add_variation(judgement.move)
+        if judgement.nag is not None:
+            node.nags.add(judgement.nag)
+            line = judgement.best_line
+            if line and line[0] != judgement.move:
+                board = parent.board()
+                node.comment = f"{judgement.name}. {board.san(line[0])} was best."
+                variation = parent.add_variation(line[0])
+                variation.add_line(line[1:VARIATION_PLIES])
+        node.set_eval(judgement.after)
+    sides = summarise(judgements)
+    annotated.comment = (
+        f"{engine_label}. White: {sides[chess.WHITE].text()}. Black: {sides[chess.BLACK].text()}."
+    )
+    return annotated
+
+
+def plot_evaluation(positions: list[GamePosition], path: Path, title: str) -> None:
+    """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no screen needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PlotUnavailableError(
+            "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
+        ) from None
+    moves = [position.ply / 2 for position in positions]
+    chances = [50 + 50 * winning_chances(p.info["score"].white()) for p in positions]
+    figure, axes = plt.subplots(figsize=(10, 3.6), dpi=100)
+    axes.fill_between(moves, chances, 50, where=[c >= 50 for c in chances], color="#e8e8e8")
+    axes.fill_between(moves, chances, 50, where=[c < 50 for c in chances], color="#404040")
+    axes.plot(moves, chances, color="#1f5fa8", linewidth=1.5)
+    marks = {"Inaccuracy": "#56b4e9", "Mistake": "#e69f00", "Blunder": "#d62728"}
+    for judgement in judge(positions):
+        if judgement.name is not None:
+            x = (judgement.ply + 1) / 2
+            y = 50 + 50 * winning_chances(judgement.after.white())
+            axes.scatter([x], [y], color=marks[judgement.name], zorder=3, s=28)
+    for name, colour in marks.items():
+        axes.scatter([], [], color=colour, label=name, s=28)
+    axes.axhline(50, color="#888888", linewidth=0.8)
+    axes.set_ylim(0, 100)
+    axes.set_xlim(0, max(moves[-1], 1))
+    axes.set_xlabel("move")
+    axes.set_ylabel("White's winning chances (%)")
+    axes.set_title(title)
+    axes.legend(loc="lower left", fontsize=8, frameon=False)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)

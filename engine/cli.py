@@ -1,0 +1,390 @@
+"""The ``cutoff`` subcommands: ``analyse``, ``annotate`` and ``bench``, on argparse.
+
+Each subcommand is a thin layer over an API: ``analyse`` reads positions
+(engine.inputs), analyses them in this process or in ``--jobs`` worker processes
+(engine.parallel, engine.batch) and writes a table, JSON Lines or CSV as each
+position finishes, with a progress bar on stderr when stderr is a terminal;
+``annotate`` analyses every position of each game of a PGN file
+(engine.analysis) and writes it annotated (engine.annotate); ``bench`` runs
+engine.bench. Bad input is reported on stderr, one line each, with its file and
+line or game, and the rest goes on. Exit status: 0 all done, 1 some input or
+position failed, 2 bad command line, 130 interrupted (what was finished is
+written). This module is imported only when ``cutoff`` has arguments, so the UCI
+start-up does not pay for argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
+
+import chess.engine
+
+from engine import __version__
+
+if TYPE_CHECKING:
+    import chess.pgn
+    from tqdm import tqdm
+    from typing_extensions import Never
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+DEFAULT_DEPTH = 8
+CHUNK_SIZE = 4
+"""Positions per task sent to a worker process: fewer round trips, still balanced."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``cutoff analyse: error: ...``) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive(text: str) -> int:
+    """A whole number above zero (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above zero: '{text}'")
+    return value
+
+
+def _add_limits(parser: argparse.ArgumentParser, mate: bool = True) -> None:
+    group = parser.add_argument_group("search limits (the first one reached ends a search)")
+    group.add_argument("--depth", type=_positive, help=f"plies (default {DEFAULT_DEPTH})")
+    group.add_argument("--nodes", type=_positive, help="nodes per position")
+    group.add_argument("--movetime", type=_positive, metavar="MS", help="ms per position")
+    if mate:
+        group.add_argument("--mate", type=_positive, metavar="N", help="look for mate in N")
+    parser.add_argument("--hash", type=_positive, default=16, metavar="MB", help="TT size")
+
+
+def _limit(args: argparse.Namespace) -> chess.engine.Limit:
+    limit = chess.engine.Limit(
+        depth=args.depth,
+        nodes=args.nodes,
+        time=args.movetime / 1000 if args.movetime else None,
+        mate=getattr(args, "mate", None),
+    )
+    if limit.depth is None and limit.nodes is None and limit.time is None and limit.mate is None:
+        limit.depth = DEFAULT_DEPTH
+    return limit
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="cutoff",
+        description="Cutoff, a UCI chess engine in Python. "
+        "Without a command: the UCI protocol on stdin/stdout (what GUIs start).",
+    )
+    parser.add_argument("--version", action="version", version=f"Cutoff {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    analyse = commands.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="analyse positions: FENs, EPD/PGN files, stdin",
+        description="Analyse positions and print a table, JSON Lines or CSV, one result "
+        "per position as it finishes.",
+        epilog="POSITION: a FEN (one quoted word or its words), 'startpos', either "
+        "followed by 'moves' and UCI moves; a file of FEN/EPD lines (EPD operations such "
+        "as id and bm are echoed); a .pgn file (every position of every game); '-' for "
+        "stdin. Default: the start position. Every position is searched from an empty "
+        "hash table, so results do not depend on order, --jobs or --resume.",
+    )
+    analyse.add_argument("positions", nargs="*", metavar="POSITION")
+    _add_limits(analyse)
+    analyse.add_argument(
+        "--multipv",
+        type=_positive,
+        default=1,
+        metavar="K",
+        help="best lines per position (default 1)",
+    )
+    analyse.add_argument(
+        "--moves",
+        metavar="RANGE",
+        help="PGN input: only positions of these full moves (N, A-B, A-)",
+    )
+    form = analyse.add_mutually_exclusive_group()
+    form.add_argument(
+        "--json",
+        action="store_const",
+        const="json",
+        dest="form",
+        help="JSON Lines: one object per position",
+    )
+    form.add_argument(
+        "--csv",
+        action="store_const",
+        const="csv",
+        dest="form",
+        help="CSV: one row per line of analysis",
+    )
+    analyse.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here")
+    analyse.add_argument(
+        "--resume", action="store_true", help="skip positions already in --output (JSON or CSV)"
+    )
+    analyse.add_argument(
+        "--jobs", type=_positive, default=1, metavar="N", help="worker processes (default 1)"
+    )
+    analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.set_defaults(run=_analyse, form="table")
+
+    annotate = commands.add_parser(
+        "annotate",
+        help="annotate the games of a PGN file",
+        description="Analyse every position of every game and write the games annotated: "
+        "[%%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
+        "better line, and a summary per side.",
+    )
+    annotate.add_argument("pgn", type=Path, metavar="GAMES.pgn")
+    annotate.add_argument(
+        "-o", "--output", type=Path, metavar="OUT.pgn", help="write here (default: stdout)"
+    )
+    annotate.add_argument(
+        "--plot",
+        type=Path,
+        metavar="OUT.png",
+        help="evaluation graph (needs the 'plot' extra; one file per game, "
+        "numbered from the second game)",
+    )
+    _add_limits(annotate, mate=False)
+    annotate.add_argument("--quiet", action="store_true", help="no progress bar")
+    annotate.set_defaults(run=_annotate)
+
+    bench = commands.add_parser(
+        "bench",
+        help="the fixed bench: node count and speed",
+        description="Search the bench positions to a fixed depth: the node count (the "
+        "engine's signature), nodes per second and the effective branching factor.",
+    )
+    bench.add_argument("--depth", type=_positive, help="default 8")
+    bench.add_argument("--hash", type=_positive, default=16, metavar="MB")
+    bench.add_argument("--positions", type=_positive, metavar="K", help="the first K only")
+    bench.add_argument("--plain", action="store_true", help="every pruning and reduction off")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        sys.stderr.write("cutoff: interrupted; what was finished is written\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+# ------------------------------------------------------------------ analyse
+
+
+class _Errors:
+    def __init__(self, prog: str) -> None:
+        self.prog = prog
+        self.count = 0
+
+    def __call__(self, message: str) -> None:
+        self.count += 1
+        sys.stderr.write(f"{self.prog}: {message}\n")
+        sys.stderr.flush()
+
+
+def _progress(total: int, quiet: bool, unit: str) -> Optional[tqdm[Never]]:
+    """A tqdm bar on stderr, or None when stderr is not a terminal or --quiet."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    from engine.batch import BatchSettings, Writer, analyse_chunk, done_indexes
+    from engine.inputs import parse_move_range, read_positions
+    from engine.parallel import run_ordered
+
+    prog = "cutoff analyse"
+    errors = _Errors(prog)
+    if args.resume and (args.output is None or args.form == "table"):
+        errors(f"--resume needs --output FILE with --json or --csv (see {prog} --help)")
+        return EXIT_USAGE
+    try:
+        moves = parse_move_range(args.moves) if args.moves else None
+    except ValueError as exc:
+        errors(f"--moves: {exc}")
+        return EXIT_USAGE
+    tasks = list(read_positions(args.positions, errors, moves))
+    done: dict[int, str] = {}
+    if args.resume:
+        done = done_indexes(args.output, args.form)
+        for task in tasks:
+            if task.index in done and done[task.index] != task.fen:
+                errors(
+                    f"{args.output}: position {task.index} is {done[task.index]}, not "
+                    f"{task.fen}: the input changed; resume with the same input"
+                )
+                return EXIT_USAGE
+        tasks = [task for task in tasks if task.index not in done]
+    settings = BatchSettings(_limit(args), args.multipv, args.hash)
+    stream, close = _open_output(args.output, append=args.resume and bool(done))
+    bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
+    try:
+        writer = Writer(stream, args.form, header=bool(tasks) and not (args.resume and done))
+        results = run_ordered(
+            partial(analyse_chunk, settings), tasks, jobs=args.jobs, chunk_size=CHUNK_SIZE
+        )
+        for record in results:
+            writer.write(record)
+            if "error" in record:
+                errors(f"{record['source']}: {record['error']}")
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+        close()
+    return EXIT_FAILED if errors.count else EXIT_OK
+
+
+def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Callable[[], None]]:
+    """The stream to write to and how to close it (stdout is left open)."""
+    if path is None:
+        return sys.stdout, lambda: None
+    handle = path.open("a" if append else "w", encoding="utf-8", newline="")
+    return handle, handle.close
+
+
+# ----------------------------------------------------------------- annotate
+
+
+def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
+    import chess.pgn
+
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        errors(f"{path}: cannot read: {exc.strerror or exc}")
+        return
+    with handle:
+        number = 0
+        while True:
+            game = chess.pgn.read_game(handle)
+            if game is None:
+                return
+            number += 1
+            if game.errors:
+                errors(f"{path}: game {number}: {game.errors[0]}; game skipped")
+                continue
+            yield number, game
+
+
+def _annotate(args: argparse.Namespace) -> int:
+
+    from engine.analysis import Analyser
+    from engine.annotate import PlotUnavailableError, annotate_game, plot_evaluation
+
+    errors = _Errors("cutoff annotate")
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
+            return EXIT_USAGE
+    if not args.pgn.is_file():
+        errors(f"{args.pgn}: no such file")
+        return EXIT_USAGE
+    limit = _limit(args)
+    label = f"Cutoff {__version__}, " + _describe(limit)
+    stream, close = _open_output(args.output)
+    games = 0
+    try:
+        with Analyser(args.hash) as analyser:
+            for number, game in _games(args.pgn, errors):
+                plies = sum(1 for _ in game.mainline_moves()) + 1
+                bar = _progress(plies, args.quiet, "pos")
+                positions = []
+                started = time.monotonic()
+                analyser.clear()
+                for position in analyser.iter_game(game, limit):
+                    positions.append(position)
+                    if bar is not None:
+                        bar.update(1)
+                if bar is not None:
+                    bar.close()
+                annotated = annotate_game(game, positions, label)
+                stream.write(str(annotated) + "\n\n")
+                stream.flush()
+                games += 1
+                if not args.quiet:
+                    sys.stderr.write(
+                        f"cutoff annotate: game {number}: {plies} positions in "
+                        f"{time.monotonic() - started:.1f} s\n"
+                    )
+                if args.plot is not None:
+                    path = args.plot if games == 1 else _numbered(args.plot, games)
+                    title = _title(game)
+                    try:
+                        plot_evaluation(positions, path, title)
+                    except PlotUnavailableError as exc:
+                        errors(str(exc))
+                        return EXIT_USAGE
+    finally:
+        close()
+    if games == 0 and errors.count == 0:
+        errors(f"{args.pgn}: no games")
+    return EXIT_FAILED if errors.count else EXIT_OK
+
+
+def _numbered(path: Path, number: int) -> Path:
+    return path.with_name(f"{path.stem}-{number}{path.suffix}")
+
+
+def _title(game: chess.pgn.Game) -> str:
+    headers = game.headers
+    white, black = headers.get("White", "?"), headers.get("Black", "?")
+    parts = [f"{white} - {black}"]
+    for key in ("Event", "Date"):
+        value = headers.get(key, "?")
+        if value and "?" not in value:
+            parts.append(value)
+    return ", ".join(parts)
+
+
+def _describe(limit: chess.engine.Limit) -> str:
+    if limit.depth is not None:
+        return f"depth {limit.depth}"
+    if limit.nodes is not None:
+        return f"{limit.nodes} nodes"
+    return f"{limit.time} s"
+
+
+# -------------------------------------------------------------------- bench
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from engine.bench import BENCH_FENS, run_bench
+
+    def out(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    fens = BENCH_FENS[: args.positions] if args.positions else None
+    run_bench(depth=args.depth, hash_mb=args.hash, out=out, selective=not args.plain, fens=fens)
+    return EXIT_OK

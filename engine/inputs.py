@@ -1,0 +1,275 @@
+"""Positions to analyse, read from command-line words, EPD/FEN files, PGN files and stdin.
+
+``read_positions`` turns what a user types after ``cutoff analyse`` into a stream
+of ``PositionTask``s in input order, each with where it came from (``file:line``,
+``file: game N``, or ``argument N``) for messages and output. What it accepts:
+
+* a FEN, as one quoted word or as its six (or four) words; ``startpos``; either
+  followed by ``moves`` and UCI moves, as in the UCI ``position`` command;
+* a file of lines, each a FEN, an EPD line (its operations such as ``id`` and
+  ``bm`` are kept and echoed in the output) or a ``startpos|fen ... moves ...``
+  line; blank lines and lines starting with ``#`` are skipped;
+* a PGN file (by its ``.pgn`` ending, or by content on stdin): every position of
+  every game's main line before each move, or only those of a move range;
+* ``-``: standard input, read as lines or as PGN.
+
+Bad input never stops the stream: an invalid line, a broken game or an unreadable
+file is reported through ``on_error`` with its place and skipped. This module reads
+files; it must not search or write output.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, TextIO
+
+import chess
+import chess.pgn
+
+from engine.uci import PositionError, parse_position
+
+_FEN_BOARD = re.compile(r"^[1-8pnbrqkPNBRQK]+(/[1-8pnbrqkPNBRQK]+){7}$")
+_UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbnQRBN]?$|^0000$")
+_FEN_FIELDS = (
+    re.compile(r"^[wb]$"),
+    re.compile(r"^(-|[KQkqA-Ha-h]{1,4})$"),
+    re.compile(r"^(-|[a-h][36])$"),
+    re.compile(r"^\d+$"),
+    re.compile(r"^\d+$"),
+)
+
+ErrorReport = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class MoveRange:
+    """Full-move numbers ``first..last`` (inclusive) of a game's positions to take."""
+
+    first: int
+    last: Optional[int]
+
+    def contains(self, board: chess.Board) -> bool:
+        return self.first <= board.fullmove_number and (
+            self.last is None or board.fullmove_number <= self.last
+        )
+
+
+def parse_move_range(text: str) -> MoveRange:
+    """``N``, ``A-B`` or ``A-``: full-move numbers; ValueError otherwise."""
+    match = re.fullmatch(r"(\d+)(?:-(\d*))?", text.strip())
+    if not match:
+        raise ValueError(f"a move range is N, A-B or A-, not '{text}'")
+    first = int(match.group(1))
+    if match.group(2) is None:
+        return MoveRange(first, first)
+    last = int(match.group(2)) if match.group(2) else None
+    if last is not None and last < first:
+        raise ValueError(f"move range {text}: the end comes before the start")
+    return MoveRange(first, last)
+
+
+@dataclass(frozen=True)
+class PositionTask:
+    """One position to analyse, in input order."""
+
+    index: int
+    """1-based place in the input (stable across runs: ``--resume`` keys on it)."""
+    source: str
+    """Where it came from: ``file:line``, ``file: game N, ply P`` or ``argument N``."""
+    fen: str
+    moves: tuple[str, ...] = ()
+    """UCI moves played from ``fen`` to reach the position (its game history)."""
+    ops: dict[str, str] = field(default_factory=dict)
+    """EPD operations as text (``id``, ``bm``...), echoed in the output."""
+
+    def board(self) -> chess.Board:
+        """The position, with its moves pushed (so repetitions are known)."""
+        board = chess.Board(self.fen)
+        for move in self.moves:
+            board.push_uci(move)
+        return board
+
+
+def _parse_line(text: str) -> tuple[chess.Board, dict[str, str]]:
+    """A FEN, EPD or ``startpos|fen ... moves ...`` line; ValueError with the reason."""
+    words = text.split()
+    if words[0].lower() in ("startpos", "fen") or "moves" in words:
+        if words[0].lower() not in ("startpos", "fen"):
+            words = ["fen", *words]
+        try:
+            return parse_position(words, chess960=False), {}
+        except PositionError as exc:
+            raise ValueError(str(exc)) from None
+    if len(words) == 6 and all(p.match(w) for p, w in zip(_FEN_FIELDS, words[1:])):
+        return _checked(chess.Board(text)), {}
+    board, ops = chess.Board.from_epd(text)
+    return _checked(board), {name: _op_text(board, value) for name, value in ops.items()}
+
+
+def _checked(board: chess.Board) -> chess.Board:
+    """``board``, unless it is one no engine can search (no kings, opposite check...)."""
+    from perft.core import UNPLAYABLE_STATUS
+
+    status = board.status() & UNPLAYABLE_STATUS
+    if status:
+        raise ValueError("impossible position (" + _status_names(status) + ")")
+    return board
+
+
+def _status_names(status: int) -> str:
+    names = [
+        name[len("STATUS_") :].lower().replace("_", " ")
+        for name in dir(chess)
+        if name.startswith("STATUS_") and getattr(chess, name) & status
+    ]
+    return ", ".join(sorted(names))
+
+
+def _op_text(board: chess.Board, value: object) -> str:
+    """An EPD operand as text: moves in SAN (as EPD writes them), others as they are."""
+    if isinstance(value, chess.Move):
+        return board.san(value)
+    if isinstance(value, list):
+        return " ".join(_op_text(board, item) for item in value)
+    return str(value)
+
+
+def _task(index: int, source: str, board: chess.Board, ops: dict[str, str]) -> PositionTask:
+    root = board.root()
+    return PositionTask(index, source, root.fen(), tuple(m.uci() for m in board.move_stack), ops)
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.value = 0
+
+    def next(self) -> int:
+        self.value += 1
+        return self.value
+
+
+def _looks_like_pgn(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped.startswith("[") or bool(re.match(r"^1\.", stripped))
+    return False
+
+
+def _lines(
+    name: str, text: str, counter: _Counter, on_error: ErrorReport
+) -> Iterator[PositionTask]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            board, ops = _parse_line(stripped)
+        except ValueError as exc:
+            on_error(f"{name}:{number}: {exc}")
+            continue
+        yield _task(counter.next(), f"{name}:{number}", board, ops)
+
+
+def _games(
+    name: str,
+    handle: TextIO,
+    counter: _Counter,
+    on_error: ErrorReport,
+    moves: Optional[MoveRange],
+) -> Iterator[PositionTask]:
+    number = 0
+    while True:
+        try:
+            game = chess.pgn.read_game(handle)
+        except (ValueError, UnicodeDecodeError) as exc:
+            on_error(f"{name}: game {number + 1}: unreadable: {exc}")
+            return
+        if game is None:
+            return
+        number += 1
+        if game.errors:
+            on_error(f"{name}: game {number}: {game.errors[0]}; game skipped")
+            continue
+        try:
+            board = game.board()
+        except ValueError as exc:
+            on_error(f"{name}: game {number}: bad FEN header: {exc}; game skipped")
+            continue
+        for ply, move in enumerate(game.mainline_moves()):
+            if moves is None or moves.contains(board):
+                yield _task(counter.next(), f"{name}: game {number}, ply {ply}", board, {})
+            board.push(move)
+
+
+def _file(
+    path: str, counter: _Counter, on_error: ErrorReport, moves: Optional[MoveRange]
+) -> Iterator[PositionTask]:
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        on_error(f"{path}: cannot read: {exc.strerror or exc}")
+        return
+    name = "stdin" if path == "-" else Path(path).name
+    if path.lower().endswith(".pgn") or (path == "-" and _looks_like_pgn(text)):
+        yield from _games(name, io.StringIO(text), counter, on_error, moves)
+    else:
+        yield from _lines(name, text, counter, on_error)
+
+
+def read_positions(
+    words: list[str], on_error: ErrorReport, moves: Optional[MoveRange] = None
+) -> Iterator[PositionTask]:
+    """The positions named by ``words`` (see the module docstring), in order.
+
+    No words means the start position. ``moves`` restricts PGN games to a range of
+    full-move numbers.
+    """
+    counter = _Counter()
+    tokens = [token for word in words for token in (word.split() or [word])]
+    if not tokens:
+        yield _task(counter.next(), "startpos", chess.Board(), {})
+        return
+    argument = 0
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        argument += 1
+        if token.lower() in ("startpos", "fen") or _FEN_BOARD.match(token):
+            end = i + 1
+            if token.lower() != "startpos":
+                board_at = i + 1 if token.lower() == "fen" else i
+                end = board_at + 1
+                # The FEN's other fields, as many as there are (four or six in all).
+                while (
+                    end < len(tokens)
+                    and end - board_at <= len(_FEN_FIELDS)
+                    and _FEN_FIELDS[end - board_at - 1].match(tokens[end])
+                ):
+                    end += 1
+            if end < len(tokens) and tokens[end].lower() == "moves":
+                end += 1
+                while end < len(tokens) and _UCI_MOVE.match(tokens[end]):
+                    end += 1
+            text = " ".join(tokens[i:end])
+            i = end
+            try:
+                board, ops = _parse_line(text)
+            except (ValueError, IndexError) as exc:
+                on_error(f"argument {argument}: {exc}")
+                continue
+            yield _task(counter.next(), f"argument {argument}", board, ops)
+        elif token == "-" or Path(token).exists():
+            i += 1
+            yield from _file(token, counter, on_error, moves)
+        else:
+            i += 1
+            on_error(f"argument {argument}: '{token}' is not a FEN, a file or 'startpos'")

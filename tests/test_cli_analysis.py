@@ -1,0 +1,309 @@
+"""``cutoff analyse`` and ``cutoff annotate`` through the real command.
+
+Every input form (FEN words, quoted FEN, startpos/FEN with moves, EPD with its
+operations, PGN with a move range, stdin as lines and as PGN) and every output
+form (table, JSON Lines, CSV), ``--jobs``, ``--resume`` after a killed run,
+Ctrl-C, bad input, the progress bar on a terminal, and annotated games checked
+against the API.
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+from typing import Optional
+
+import chess
+import chess.engine
+import chess.pgn
+import pytest
+from uci_harness import REPO, engine_command
+
+from engine.analysis import Analyser
+
+OPERA = REPO / "tests" / "data" / "opera.pgn"
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+EPD = """\
+1k1r4/pp1b1R2/3q2pp/4p3/2B5/4Q3/PPP2B2/2K5 b - - bm Qd1+; id "BK.01";
+3r1k2/4npp1/1ppr3p/p6P/P2PPPP1/1NR5/5K2/2R5 w - - bm d5; id "BK.02";
+2q1rr1k/3bbnnp/p2p1pp1/2pPp3/PpP1P1P1/1P2BNNP/2BQ1PRK/7R b - - bm f5; id "BK.03";
+rnbqkb1r/p3pppp/1p6/2ppP3/3N4/2P5/PPP1QPPP/R1B1KB1R w KQkq - bm e6; id "BK.04";
+r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - bm Nd5 a4; id "BK.05";
+2q1r1k1/1ppb4/r2p1Pp1/p4n1p/2P1n3/5NPP/PP3Q1K/2BRRB2 w - - bm g4; id "BK.06";
+"""
+
+
+def run(
+    tmp_path: Path, *args: str, stdin: Optional[str] = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*engine_command(), *args],
+        cwd=str(tmp_path),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def records(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def stable(record: dict[str, object]) -> dict[str, object]:
+    """A record without the wall-clock fields."""
+    return {key: value for key, value in record.items() if key not in ("time", "nps")}
+
+
+def test_every_input_form(tmp_path: Path) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD + "\n# a comment\n")
+    done = run(
+        tmp_path, "analyse", "--depth", "2", "--json",
+        *KIWIPETE.split(),                      # a FEN as its six words
+        "8/8/3k4/8/8/3K4/2R5/8 w - - 0 1",      # a FEN as one word
+        "startpos", "moves", "e2e4", "e7e5",    # startpos and moves
+        f"fen {KIWIPETE} moves e1g1",           # fen ... moves as one word
+        str(epd),                               # an EPD file
+        str(OPERA), "--moves", "16-",           # a PGN file, moves 16 on
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = records(done.stdout)
+    assert [r["index"] for r in out] == list(range(1, len(out) + 1))
+    assert out[0]["fen"] == KIWIPETE and out[1]["fen"] == "8/8/3k4/8/8/3K4/2R5/8 w - - 0 1"
+    assert out[2]["moves"] == ["e2e4", "e7e5"] and out[3]["moves"] == ["e1g1"]
+    assert str(out[2]["position"]).startswith("rnbqkbnr/pppp1ppp/8/4p3/4P3/8")
+    epd_records = out[4:10]
+    assert [r["id"] for r in epd_records] == [f"BK.0{i}" for i in range(1, 7)]
+    assert epd_records[0]["ops"] == {"bm": "Qd1+", "id": "BK.01"}
+    assert epd_records[0]["source"] == "suite.epd:1"
+    pgn_records = out[10:]
+    assert [r["source"] for r in pgn_records] == [
+        f"opera.pgn: game 1, ply {ply}" for ply in (30, 31, 32)
+    ]
+    for record in out:
+        board = chess.Board(str(record["fen"]))
+        for move in record.get("moves", []):  # type: ignore[attr-defined]
+            board.push_uci(move)
+        assert chess.Move.from_uci(str(record["bestmove"])) in board.legal_moves
+        assert record["score_white"] == record["score"] or board.turn == chess.BLACK
+
+    # stdin, as lines and as PGN
+    done = run(tmp_path, "analyse", "-", "--depth", "2", "--json", stdin=EPD)
+    assert done.returncode == 0 and len(records(done.stdout)) == 6
+    done = run(tmp_path, "analyse", "-", "--depth", "1", "--json", stdin=OPERA.read_text())
+    assert done.returncode == 0 and len(records(done.stdout)) == 33
+
+
+def test_output_forms_and_scores_from_both_sides(tmp_path: Path) -> None:
+    black_to_move = "1k1r4/pp1b1R2/3q2pp/4p3/2B5/4Q3/PPP2B2/2K5 b - - 0 1"
+    done = run(tmp_path, "analyse", black_to_move, "--depth", "3", "--json", "--multipv", "2")
+    (record,) = records(done.stdout)
+    assert record["score_white"] != record["score"]
+    score = record["score"]
+    assert isinstance(score, dict) and record["score_white"] == {k: -v for k, v in score.items()}
+    assert len(record["lines"]) == 2  # type: ignore[arg-type]
+
+    done = run(tmp_path, "analyse", black_to_move, "--depth", "3", "--csv", "--multipv", "2")
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert [row["multipv"] for row in rows] == ["1", "2"]
+    assert rows[0]["bestmove"] == record["bestmove"]
+    assert rows[0]["score_cp"] == str(score.get("cp", "")) or rows[0]["score_mate"]
+
+    (single,) = records(run(tmp_path, "analyse", black_to_move, "--depth", "3", "--json").stdout)
+    done = run(tmp_path, "analyse", black_to_move, "--depth", "3")
+    header, row = done.stdout.splitlines()
+    assert header.split()[:5] == ["#", "position", "depth", "score", "best"]
+    assert f" {single['bestmove_san']} " in row and "1..." in row
+
+
+def test_jobs_give_the_same_results(tmp_path: Path) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    one = run(tmp_path, "analyse", str(epd), "--depth", "4", "--json", "--jobs", "1")
+    two = run(tmp_path, "analyse", str(epd), "--depth", "4", "--json", "--jobs", "2")
+    assert one.returncode == two.returncode == 0, two.stderr
+    assert [stable(r) for r in records(one.stdout)] == [stable(r) for r in records(two.stdout)]
+
+
+def _wait_for_lines(path: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never reached {count} lines")
+
+
+@pytest.mark.parametrize("form", ["json", "csv"])
+def test_resume_after_a_killed_run(tmp_path: Path, form: str) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    out = tmp_path / f"out.{form}"
+    args = ["analyse", str(epd), "--depth", "5", f"--{form}", "-o", str(out)]
+    process = subprocess.Popen(
+        [*engine_command(), *args], cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    _wait_for_lines(out, 2 if form == "json" else 3)
+    process.kill()
+    process.wait()
+    with out.open("a") as handle:
+        handle.write('{"index": 9, "fen": "cut sh' if form == "json" else "9,cut sh")
+    done = run(tmp_path, *args, "--resume")
+    assert done.returncode == 0, done.stderr
+    full = run(tmp_path, "analyse", str(epd), "--depth", "5", f"--{form}")
+    if form == "json":
+        resumed = sorted((stable(r) for r in records(out.read_text())), key=lambda r: r["index"])  # type: ignore[arg-type,return-value]
+        assert resumed == [stable(r) for r in records(full.stdout)]
+    else:
+        rows = list(csv.DictReader(out.open()))
+        reference = list(csv.DictReader(io.StringIO(full.stdout)))
+        assert sorted(int(r["index"]) for r in rows) == list(range(1, 7))
+        key = ("index", "fen", "depth", "bestmove", "pv")
+        assert sorted(tuple(r[k] for k in key) for r in rows) == sorted(
+            tuple(r[k] for k in key) for r in reference
+        )
+    # A different input is refused instead of mixing two runs in one file.
+    other = tmp_path / "other.epd"
+    other.write_text(EPD.splitlines()[1] + "\n")
+    done = run(tmp_path, "analyse", str(other), f"--{form}", "-o", str(out), "--resume")
+    assert done.returncode == 2 and "input changed" in done.stderr
+
+
+def test_ctrl_c_leaves_a_valid_file(tmp_path: Path) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD * 3)
+    out = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [*engine_command(), "analyse", str(epd), "--depth", "6", "--json", "-o", str(out)],
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for_lines(out, 1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    lines = out.read_text().splitlines()
+    assert lines and all(json.loads(line)["index"] for line in lines)
+
+
+def test_bad_input_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
+    lines = tmp_path / "mixed.epd"
+    lines.write_bytes(
+        EPD.splitlines()[0].encode() + b"\n"
+        + b"not a fen at all\n"
+        + b"8/8/8/8/8/8/8/8 w - - 0 1\n"
+        + b"\xff\xfe broken bytes\n"
+        + EPD.splitlines()[1].encode() + b"\n"
+    )  # fmt: skip
+    games = tmp_path / "games.pgn"
+    games.write_text(OPERA.read_text() + '\n[Event "broken"]\n\n1. e4 e5 2. Qxe8 *\n')
+    done = run(tmp_path, "analyse", str(lines), str(games), "missing.epd", "--depth", "1", "--json")
+    assert done.returncode == 1
+    errors = done.stderr.splitlines()
+    assert any(e.startswith("cutoff analyse: mixed.epd:2: ") for e in errors), errors
+    assert any(e.startswith("cutoff analyse: mixed.epd:3: impossible") for e in errors)
+    assert any(e.startswith("cutoff analyse: mixed.epd:4: ") for e in errors)
+    assert any("games.pgn: game 2" in e for e in errors)
+    assert any("missing.epd" in e for e in errors)
+    assert "Traceback" not in done.stderr
+    out = records(done.stdout)
+    assert [r["source"] for r in out[:2]] == ["mixed.epd:1", "mixed.epd:5"]
+    assert len(out) == 2 + 33
+
+
+def _run_on_a_terminal(tmp_path: Path, *args: str) -> str:
+    """Run with stderr on a pseudo-terminal; what it wrote there."""
+    leader, follower = pty.openpty()
+    # A real terminal has a size; a fresh pseudo-terminal says 0 columns.
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    process = subprocess.Popen(
+        [*engine_command(), *args],
+        cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait(60)
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    shown = _run_on_a_terminal(tmp_path, "analyse", str(epd), "--depth", "1")
+    assert "6/6" in shown and "pos/s" in shown
+    assert _run_on_a_terminal(tmp_path, "analyse", str(epd), "--depth", "1", "--quiet") == ""
+    piped = run(tmp_path, "analyse", str(epd), "--depth", "1")
+    assert piped.stderr == ""
+
+
+def test_annotate_matches_the_api(tmp_path: Path) -> None:
+    out = tmp_path / "annotated.pgn"
+    done = run(tmp_path, "annotate", str(OPERA), "--depth", "4", "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    with out.open() as handle:
+        annotated = chess.pgn.read_game(handle)
+    with OPERA.open() as handle:
+        original = chess.pgn.read_game(handle)
+    assert annotated is not None and original is not None
+    assert list(annotated.mainline_moves()) == list(original.mainline_moves())
+    assert "White: " in annotated.comment and "average centipawn loss" in annotated.comment
+    with Analyser() as analyser:
+        positions = analyser.analyse_game(original, chess.engine.Limit(depth=4))
+    checked = 0
+    for node, after in zip(annotated.mainline(), positions[1:]):
+        score = node.eval()
+        if score is None:  # the mating move: python-chess writes no [%eval #0]
+            assert after.board.is_checkmate()
+            continue
+        expected = after.info["score"].white()
+        if expected.is_mate():
+            assert score.white() == expected
+        else:
+            assert score.white().score() == expected.score()
+        checked += 1
+    assert checked == len(positions) - 2
+    judged = [node for node in annotated.mainline() if node.nags]
+    for node in judged:
+        assert node.parent is not None and len(node.parent.variations) == 2  # the better line
+        assert node.comment.split(".")[0] in ("Inaccuracy", "Mistake", "Blunder")
+
+
+def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "eval.png"
+    done = run(tmp_path, "annotate", str(OPERA), "--depth", "2", "--plot", str(png), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    done = run(tmp_path, "annotate", "missing.pgn")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
