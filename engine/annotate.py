@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 import chess
 import chess.engine
@@ -183,7 +183,7 @@ def annotate_game(
     return annotated
 
 
-def plot_evaluation(positions: list[GamePosition], path: Path, title: str) -> None:
+def plot_evaluation(positions: list[GamePosition], path: Union[str, Path], title: str) -> None:
     """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
     try:
         import matplotlib

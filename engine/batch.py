@@ -113,6 +113,15 @@ def analyse_chunk(settings: BatchSettings, tasks: list[PositionTask]) -> list[Re
     return [analyse_task(analyser, task, settings) for task in tasks]
 
 
+def failed_records(tasks: list[PositionTask], error: BaseException) -> list[Record]:
+    """Error records for a chunk the execution layer could not get analysed."""
+    reason = f"task failed: {type(error).__name__}: {error}"
+    return [
+        {"index": task.index, "source": task.source, "fen": task.fen, "error": reason}
+        for task in tasks
+    ]
+
+
 # ------------------------------------------------------------------ writers
 
 

@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     analyse.add_argument(
         "--jobs", type=_positive, default=1, metavar="N", help="worker processes (default 1)"
     )
+    analyse.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on Dask: tcp://HOST:PORT, or local:N for N local workers "
+        "(needs the 'dask' extra)",
+    )
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
     analyse.set_defaults(run=_analyse, form="table")
 
@@ -216,9 +222,9 @@ def _progress(total: int, quiet: bool, unit: str) -> Optional[tqdm[Never]]:
 
 
 def _analyse(args: argparse.Namespace) -> int:
-    from engine.batch import BatchSettings, Writer, analyse_chunk, done_indexes
+    from engine.batch import BatchSettings, Writer, analyse_chunk, done_indexes, failed_records
     from engine.inputs import parse_move_range, read_positions
-    from engine.parallel import run_ordered
+    from engine.parallel import SchedulerLostError, SchedulerUnavailableError, run_ordered
 
     prog = "cutoff analyse"
     errors = _Errors(prog)
@@ -248,7 +254,12 @@ def _analyse(args: argparse.Namespace) -> int:
     try:
         writer = Writer(stream, args.form, header=bool(tasks) and not (args.resume and done))
         results = run_ordered(
-            partial(analyse_chunk, settings), tasks, jobs=args.jobs, chunk_size=CHUNK_SIZE
+            partial(analyse_chunk, settings),
+            tasks,
+            jobs=args.jobs,
+            chunk_size=CHUNK_SIZE,
+            scheduler=args.scheduler,
+            on_failure=failed_records,
         )
         for record in results:
             writer.write(record)
@@ -256,6 +267,9 @@ def _analyse(args: argparse.Namespace) -> int:
                 errors(f"{record['source']}: {record['error']}")
             if bar is not None:
                 bar.update(1)
+    except (SchedulerUnavailableError, SchedulerLostError) as exc:
+        errors(str(exc))
+        return EXIT_USAGE if isinstance(exc, SchedulerUnavailableError) else EXIT_FAILED
     finally:
         if bar is not None:
             bar.close()
