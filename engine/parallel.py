@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import multiprocessing
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from typing import Any, Optional, TypeVar
 
 T = TypeVar("T")
@@ -214,6 +215,11 @@ def _dask_client(scheduler: str) -> Any:
         from distributed import Client, LocalCluster
     except ImportError:
         raise SchedulerUnavailableError(f"--scheduler needs Dask: {INSTALL_HINT}") from None
+    # Dask logs every reconnection attempt with a traceback; the run reports a lost
+    # scheduler itself, in one line.
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
     if scheduler.startswith("local:"):
         try:
             workers = int(scheduler[len("local:") :])
@@ -269,9 +275,20 @@ def _dask(
                 pending[future] = (number, chunk)
             if not pending:
                 break
-            done, _ = wait(  # type: ignore[no-untyped-call]
-                list(pending), timeout=1.0, return_when="FIRST_COMPLETED"
-            )
+            try:
+                done, _ = wait(  # type: ignore[no-untyped-call]
+                    list(pending), timeout=1.0, return_when="FIRST_COMPLETED"
+                )
+            except TimeoutError:  # nothing finished within the second (asyncio's, too)
+                done = set()
+            except (CancelledError, OSError) as error:
+                raise SchedulerLostError(f"the Dask scheduler went away ({error})") from None
+            except Exception as error:
+                # Newer Dask raises FuturesCancelledError (not a CancelledError) when
+                # the connection to the scheduler is lost.
+                if "cancel" not in type(error).__name__.lower():
+                    raise
+                raise SchedulerLostError("the Dask scheduler went away") from None
             if not done:
                 if client.status not in ("running", "connecting"):
                     raise SchedulerLostError("the Dask scheduler went away")

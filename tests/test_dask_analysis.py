@@ -1,0 +1,157 @@
+"""``cutoff analyse --scheduler``: batch analysis on Dask, through the real command.
+
+A LocalCluster (``local:2``) gives the serial results; on a real scheduler with two
+workers started here, a worker killed mid-run loses no result, and a scheduler
+that goes away ends the run with what was finished written. Skipped without the
+``dask`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from uci_harness import REPO, engine_command
+
+pytest.importorskip("distributed")
+
+EPD = (REPO / "tests" / "data" / "bk12.epd").read_text()
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*engine_command(), *args],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def records(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines() if line]
+
+
+def stable(record: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in record.items() if key not in ("time", "nps")}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _dask(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_" + args[0], *args[1:]],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]]:
+    """A scheduler and two single-threaded workers without nannies, on loopback."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", str(port),
+                      "--dashboard-address", ":0")  # fmt: skip
+    workers = [
+        _dask("worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1")
+        for _ in range(2)
+    ]
+    from distributed import Client
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with Client(address, timeout="5s") as client:
+                client.wait_for_workers(2, timeout=60)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    yield address, scheduler, workers
+    for process in (scheduler, *workers):
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _serial(tmp_path: Path, epd: Path) -> list[dict[str, object]]:
+    done = run(tmp_path, "analyse", str(epd), "--depth", "4", "--json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return [stable(r) for r in records(done.stdout)]
+
+
+def test_local_cluster_gives_the_serial_results(tmp_path: Path) -> None:
+    epd = tmp_path / "bk.epd"
+    epd.write_text(EPD)
+    done = run(tmp_path, "analyse", str(epd), "--depth", "4", "--json", "--scheduler", "local:2")
+    assert done.returncode == 0, done.stderr
+    assert [stable(r) for r in records(done.stdout)] == _serial(tmp_path, epd)
+
+
+def _start(tmp_path: Path, epd: Path, address: str, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*engine_command(), "analyse", str(epd), "--depth", "4", "--json", "-o", str(out),
+         "--scheduler", address, "--quiet"],
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
+def _wait_for_records(path: Path, count: int) -> None:
+    deadline = time.monotonic() + 120
+    while not (path.exists() and path.read_text().count("\n") >= count):
+        assert time.monotonic() < deadline, "no records"
+        time.sleep(0.05)
+
+
+def test_a_killed_worker_loses_no_result(
+    tmp_path: Path, cluster: tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]
+) -> None:
+    address, _, workers = cluster
+    epd = tmp_path / "bk.epd"
+    epd.write_text(EPD)
+    out = tmp_path / "out.jsonl"
+    process = _start(tmp_path, epd, address, out)
+    _wait_for_records(out, 1)
+    os.killpg(workers[0].pid, signal.SIGKILL)  # mid-run: it holds a chunk by now
+    _, stderr = process.communicate(timeout=180)
+    assert process.returncode == 0, stderr
+    got = [stable(r) for r in records(out.read_text())]
+    assert got == _serial(tmp_path, epd)  # every position once, in order
+
+
+def test_a_lost_scheduler_ends_the_run_with_what_was_done(
+    tmp_path: Path, cluster: tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]
+) -> None:
+    address, scheduler, _ = cluster
+    epd = tmp_path / "bk.epd"
+    epd.write_text(EPD * 3)
+    out = tmp_path / "out.jsonl"
+    process = _start(tmp_path, epd, address, out)
+    _wait_for_records(out, 1)
+    os.killpg(scheduler.pid, signal.SIGKILL)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1, stderr
+    assert "scheduler" in stderr and "Traceback" not in stderr
+    written = records(out.read_text())
+    assert 1 <= len(written) < 36
+    assert [r["index"] for r in written] == list(range(1, len(written) + 1))
