@@ -169,6 +169,33 @@ def build_parser() -> argparse.ArgumentParser:
     annotate.add_argument("--quiet", action="store_true", help="no progress bar")
     annotate.set_defaults(run=_annotate)
 
+    stats = commands.add_parser(
+        "stats",
+        help="what alpha-beta saves, measured: textbook searches against Cutoff's",
+        description="Count the leaves of minimax, alpha-beta (fail-hard, fail-soft; "
+        "random and Cutoff's move order) and PVS, and the nodes of Cutoff's full search, "
+        "at depths 1..N, beside the textbook formulas; node types, first-move cut rates, "
+        "PVS re-searches, and speed per position class.",
+    )
+    stats.add_argument(
+        "positions",
+        nargs="?",
+        metavar="FILE.epd",
+        help="positions (default: 12 built-in ones of four classes)",
+    )
+    stats.add_argument("--depth", type=_positive, default=4, help="deepest depth (default 4)")
+    stats.add_argument(
+        "--minimax-depth",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="deepest depth for plain minimax (default 3: it grows as b^d)",
+    )
+    stats.add_argument("--json", action="store_true", help="the figures as JSON")
+    stats.add_argument("--plot", type=Path, metavar="OUT.png", help="nodes against depth")
+    stats.add_argument("--quiet", action="store_true", help="no progress bar")
+    stats.set_defaults(run=_stats)
+
     bench = commands.add_parser(
         "bench",
         help="the fixed bench: node count and speed",
@@ -387,6 +414,54 @@ def _describe(limit: chess.engine.Limit) -> str:
     if limit.nodes is not None:
         return f"{limit.nodes} nodes"
     return f"{limit.time} s"
+
+
+# -------------------------------------------------------------------- stats
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import json
+
+    from engine import stats
+
+    errors = _Errors("cutoff stats")
+    if args.plot is not None and not _has_matplotlib():
+        errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
+        return EXIT_USAGE
+    positions = list(stats.DEFAULT_POSITIONS)
+    if args.positions:
+        from engine.inputs import read_positions
+
+        name = Path(args.positions).stem
+        positions = [
+            (name, task.board().fen()) for task in read_positions([args.positions], errors)
+        ]
+        if not positions:
+            errors(f"{args.positions}: no positions")
+            return EXIT_FAILED
+    bar = _progress(len(positions), args.quiet, "pos")
+
+    def advance(_: int) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    runs = stats.measure(positions, args.depth, args.minimax_depth, advance)
+    if bar is not None:
+        bar.close()
+    data = stats.summary(runs, args.depth)
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    else:
+        sys.stdout.write(stats.markdown(data))
+    if args.plot is not None:
+        stats.plot(data, args.plot)
+    return EXIT_FAILED if errors.count or data["value_mismatches"] else EXIT_OK
+
+
+def _has_matplotlib() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 # -------------------------------------------------------------------- bench

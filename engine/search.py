@@ -226,6 +226,9 @@ class Searcher:
         self._control = SearchControl()
         self._node_limit: Optional[int] = None
         self._pos = Position(chess.Board())
+        self.position_type: type[Position] = Position
+        """What searches wrap the board in: a subclass may observe the moves made
+        (engine.stats does); read once per search, so the nodes never pay for it."""
         self.selective = True
         """False turns every pruning and reduction off (the module switches stay as
         they are): the search is then exact full-width alpha-beta."""
@@ -247,7 +250,7 @@ class Searcher:
         """Search ``board`` (a copy is made) within ``params`` and ``control``."""
         if not control.start_time:
             control.start_time = time.monotonic()
-        pos = Position(board.copy())
+        pos = self.position_type(board.copy())
         self._pos = pos
         self._control = control
         self._node_limit = params.node_limit
