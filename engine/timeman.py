@@ -41,7 +41,14 @@ SUDDEN_DEATH_HARD_CAP = 0.5
 MOVESTOGO_SOFT_SHARE = 0.9
 """With movestogo: the optimum is this share of an even split of the pool."""
 MOVESTOGO_SOFT_CAP = 0.8
-MOVESTOGO_HARD_CAP = 0.85
+MOVESTOGO_HARD_CAP = 0.5
+"""With movestogo > 1: no move may take more than half of the usable clock."""
+MOVESTOGO_LAST_HARD_CAP = 0.85
+"""The last move before the time control may use most of what is left."""
+HARD_RATIO_BASE = 1.5
+HARD_RATIO_PER_MOVE = 0.11
+"""With movestogo: the hard limit is at most ``1.5 + 0.11 x moves left`` times the
+optimum (Stockfish's rule: 1.6x with one move to go, up to the sudden-death 5x)."""
 OVERHEAD_RESERVE_SHARE = 0.5
 """At most this share of the clock is set aside for the overheads of future moves."""
 HARD_TO_OPTIMUM_RATIO = 5.0
@@ -103,15 +110,19 @@ def _clock_budget(
     # than half the clock, so the horizon shrinks (Stockfish shrinks it below 1 s).
     horizon = max(1, min(horizon, int(time_ms * OVERHEAD_RESERVE_SHARE / max(1, overhead_ms)) - 2))
     pool = max(0.0, float(time_ms + (horizon - 1) * inc_ms - (horizon + 2) * overhead_ms))
+    ratio = HARD_TO_OPTIMUM_RATIO
     if repeating:
         optimum = min(MOVESTOGO_SOFT_SHARE * pool / horizon, MOVESTOGO_SOFT_CAP * avail)
-        hard_cap = MOVESTOGO_HARD_CAP * avail
+        # With few moves to the next time control, overrunning the optimum leaves too
+        # little for the others: the hard limit shrinks with the moves left.
+        ratio = min(HARD_TO_OPTIMUM_RATIO, HARD_RATIO_BASE + HARD_RATIO_PER_MOVE * horizon)
+        hard_cap = (MOVESTOGO_LAST_HARD_CAP if horizon == 1 else MOVESTOGO_HARD_CAP) * avail
     else:
         optimum = min(pool / horizon, SUDDEN_DEATH_SOFT_CAP * avail)
         hard_cap = SUDDEN_DEATH_HARD_CAP * avail
     if ponder:
         optimum *= PONDER_BONUS
-    hard = min(HARD_TO_OPTIMUM_RATIO * optimum, hard_cap)
+    hard = min(ratio * optimum, hard_cap)
     optimum = min(optimum, hard)
     return TimeBudget(optimum, max(1.0, hard))
 

@@ -129,3 +129,19 @@ def test_deadlines_decide_when_to_stop_deepening() -> None:
     pondering.restart(b, 200.0)
     assert pondering.hard == pytest.approx(200.0 + b.hard_ms / 1000)
     assert pondering.tracker.changes == 1.0
+
+
+def test_repeating_controls_never_stake_half_the_clock() -> None:
+    """With moves to go, the hard limit shrinks with them (1.5 + 0.11 x moves left times
+    the optimum) and no move may take half the clock while another move is due."""
+    for clock in (500, 2000, 5000, 10000, 60000, 120000):
+        for movestogo in range(1, 51):
+            b = budget(f"wtime {clock} btime {clock} movestogo {movestogo}")
+            assert b.soft_ms is not None and b.hard_ms is not None
+            if b.panic:
+                continue
+            if movestogo > 1:
+                assert b.hard_ms <= 0.5 * clock, (clock, movestogo, b)
+            assert b.hard_ms <= (1.5 + 0.11 * movestogo) * b.soft_ms + 1e-6, (clock, movestogo)
+    five = budget("wtime 5000 btime 5000 movestogo 5")
+    assert five.hard_ms is not None and five.hard_ms < 2000  # was 4,185 ms
