@@ -16,22 +16,34 @@ text (uci.py hands it parsed values).
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
 import chess
 
 from engine import timeman
+from engine.book import BookError, OpeningBook
 from engine.limits import SearchLimits
 from engine.options import (
+    BOOK_FILE,
+    BOOK_VARIETY,
     CLEAR_HASH,
+    GAVIOTA_PATH,
     HASH,
+    LIMIT_STRENGTH,
     MOVE_OVERHEAD,
     MULTIPV,
+    OWN_BOOK,
     PONDER,
+    SKILL_LEVEL,
+    SYZYGY_PATH,
+    SYZYGY_PROBE_LIMIT,
     UCI_CHESS960,
+    UCI_ELO,
     Options,
     OptionSpec,
     Value,
@@ -39,6 +51,8 @@ from engine.options import (
 from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MATE, MAX_PLY
 from engine.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
+from engine.strength import Weakness, elo_for_skill, pick, weakness
+from engine.tablebase import Tablebases
 from engine.tt import BOUND_EXACT, TranspositionTable
 from engine.uci_text import printable
 from perft.core import PerftStoppedError, perft
@@ -87,6 +101,13 @@ class _Job:
     """Set when the bestmove may be sent (withheld searches: stop or ponderhit)."""
     last_main: Optional[IterationInfo] = None
     last_exact: Optional[IterationInfo] = None
+    decided: Optional[IterationInfo] = None
+    """A move chosen without searching (book, tablebase): its report."""
+    lines: dict[int, IterationInfo] = field(default_factory=dict)
+    """The last exact report of each MultiPV line (weakened play picks among them)."""
+    weakness: Optional[Weakness] = None
+    tablebase_score: Optional[int] = None
+    """The tables' verdict on a drawn root: the score reported whatever the search says."""
 
 
 class Controller:
@@ -103,6 +124,10 @@ class Controller:
         self._debug = debug if debug is not None else (lambda: False)
         self.tt = TranspositionTable(self.options.get_int(HASH))
         self.searcher = Searcher(self.tt)
+        self.tablebases = Tablebases()
+        self.searcher.tablebases = self.tablebases
+        self.book: Optional[OpeningBook] = None
+        self._random = random.Random()
         self.board = chess.Board(chess960=self.options.get_bool(UCI_CHESS960))
         self._lock = threading.Lock()
         self._job: Optional[_Job] = None
@@ -168,6 +193,35 @@ class Controller:
             self.new_game()
         elif spec.name == UCI_CHESS960 and isinstance(value, bool):
             self.board.chess960 = value
+        elif spec.name in (OWN_BOOK, BOOK_FILE):
+            self._open_book()
+        elif spec.name == SYZYGY_PATH:
+            for note in self.tablebases.set_syzygy_path(self.options.get_str(SYZYGY_PATH)):
+                self.info_string(note)
+        elif spec.name == GAVIOTA_PATH:
+            for note in self.tablebases.set_gaviota_path(self.options.get_str(GAVIOTA_PATH)):
+                self.info_string(note)
+        elif spec.name == SYZYGY_PROBE_LIMIT and isinstance(value, int):
+            self.tablebases.probe_limit = value
+
+    def _open_book(self) -> None:
+        """(Re)open the book the options name; a bad file is one info string, no book."""
+        if self.book is not None:
+            self.book.close()
+            self.book = None
+        path = self.options.get_str(BOOK_FILE)
+        if not self.options.get_bool(OWN_BOOK) or not path:
+            return
+        try:
+            self.book = OpeningBook.open(path)
+        except BookError as exc:
+            self.info_string(f"book: {exc}; playing without a book")
+
+    def _weakness(self) -> Optional[Weakness]:
+        if self.options.get_bool(LIMIT_STRENGTH):
+            return weakness(self.options.get_int(UCI_ELO))
+        level = self.options.get_int(SKILL_LEVEL)
+        return weakness(elo_for_skill(level)) if level < 20 else None
 
     # ------------------------------------------------------------------ search
 
@@ -200,12 +254,46 @@ class Controller:
             deadlines=deadlines,
             release=threading.Event(),
         )
+        if not job.withhold and not limits.searchmoves:
+            self._decide_without_search(job)
+        if job.decided is None and not limits.is_unbounded():
+            job.weakness = self._weakness()
+            if job.weakness is not None:
+                params.multipv = max(params.multipv, job.weakness.multipv)
+                params.complete_first_iteration = True
+                if job.weakness.nodes:
+                    params.node_limit = min(params.node_limit or job.weakness.nodes,
+                                            job.weakness.nodes)  # fmt: skip
         if self._debug():
             self.info_string(
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
                 f" panic {budget.panic} max depth {params.max_depth}"
             )
         self._start(lambda: self._run_search(job), job)
+
+    def _decide_without_search(self, job: _Job) -> None:
+        """Book and tablebases: a move without a search, or fewer root moves to search."""
+        root = job.root
+        if self.book is not None:
+            move = self.book.choose(root, self.options.get_bool(BOOK_VARIETY))
+            if move is not None:
+                self.info_string(f"book move {root.uci(move, chess960=job.chess960)}")
+                job.decided = IterationInfo(
+                    1, 1, 1, self._static_score(root), BOUND_EXACT, 0, 0, 0, [move]
+                )
+                return
+        probe = self.tablebases.root(root)
+        if probe is None:
+            return
+        if probe.move is not None:
+            job.decided = IterationInfo(
+                1, 1, 1, probe.score, BOUND_EXACT, 0, 0, 0, [probe.move],
+                tbhits=self.tablebases.hits,
+            )  # fmt: skip
+        else:
+            job.tablebase_score = probe.score
+            if len(probe.keep) < root.legal_moves.count():
+                job.params.root_moves = probe.keep
 
     def stop(self) -> None:
         """End the running search (or perft) as soon as possible; idle: nothing."""
@@ -281,7 +369,11 @@ class Controller:
 
     def _run_search(self, job: _Job) -> None:
         result: Optional[SearchResult] = None
-        if any(True for _ in job.root.generate_legal_moves()):
+        if job.decided is not None:
+            self._out.info(job.decided, job.root, job.chess960)
+            job.last_main = job.last_exact = job.decided
+            result = SearchResult(job.decided.pv[0], None, job.decided.score, 1, 0)
+        elif any(True for _ in job.root.generate_legal_moves()):
             try:
                 result = self.searcher.search(
                     job.root.copy(), job.params, job.control, lambda i: self._on_iteration(job, i)
@@ -296,7 +388,13 @@ class Controller:
         self._finish(job, result)
 
     def _on_iteration(self, job: _Job, info: IterationInfo) -> None:
+        if job.tablebase_score is not None and info.bound == BOUND_EXACT:
+            info = dataclasses.replace(info, score=job.tablebase_score)
         try:
+            if info.bound == BOUND_EXACT and info.pv:
+                job.lines[info.multipv] = info
+            if info.multipv > self.options.get_int(MULTIPV):
+                return  # weakened play's own extra lines: not the GUI's business
             if info.multipv == 1:
                 job.last_main = info
                 if info.bound == BOUND_EXACT and info.pv:
@@ -319,11 +417,35 @@ class Controller:
         best = result.best_move if result is not None else None
         if best is None or best not in legal:
             best = self._fallback_move(job, legal)
+        if job.weakness is not None and len(job.lines) > 1:
+            best = self._weakened_move(job, best)
         ponder = self._ponder_move(job, result, best)
         last = job.last_main
-        if last is None or last.bound != BOUND_EXACT or not last.pv or last.pv[0] != best:
+        if (
+            last is None
+            or last.bound != BOUND_EXACT
+            or not last.pv
+            or last.pv[0] != best
+            or job.weakness is not None
+        ):
             self._out.info(self._closing_info(job, result, best, ponder), root, job.chess960)
         self._out.bestmove(root, best, ponder, job.chess960)
+
+    def _weakened_move(self, job: _Job, best: chess.Move) -> chess.Move:
+        """Weakened play: a move among the lines near the best (engine.strength)."""
+        assert job.weakness is not None
+        lines = [(info.pv[0], info.score) for _, info in sorted(job.lines.items())]
+        if lines[0][0] != best:
+            return best  # the last iteration changed its mind: trust the search
+        choice = pick(lines, job.weakness, self._random)
+        if choice != best:
+            chosen = next(info for info in job.lines.values() if info.pv[0] == choice)
+            # The closing report (see _finish) then states the chosen line.
+            job.last_exact = IterationInfo(
+                chosen.depth, chosen.seldepth, 1, chosen.score, BOUND_EXACT, chosen.nodes,
+                chosen.time_ms, chosen.hashfull, chosen.pv, chosen.tbhits,
+            )  # fmt: skip
+        return choice
 
     def _fallback_move(self, job: _Job, legal: list[chess.Move]) -> chess.Move:
         """A legal move when the search gave none: the last PV move, else the first legal."""

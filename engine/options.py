@@ -24,6 +24,19 @@ PONDER = "Ponder"
 MOVE_OVERHEAD = "Move Overhead"
 UCI_CHESS960 = "UCI_Chess960"
 UCI_ANALYSE_MODE = "UCI_AnalyseMode"
+OWN_BOOK = "OwnBook"
+BOOK_FILE = "BookFile"
+BOOK_VARIETY = "BookVariety"
+SYZYGY_PATH = "SyzygyPath"
+SYZYGY_PROBE_LIMIT = "SyzygyProbeLimit"
+GAVIOTA_PATH = "GaviotaTbPath"
+LIMIT_STRENGTH = "UCI_LimitStrength"
+UCI_ELO = "UCI_Elo"
+SKILL_LEVEL = "Skill Level"
+
+# The weakened-play range (engine.strength, which is too heavy to import here).
+ELO_MIN = 1350
+ELO_MAX = 1850
 
 HASH_MAX_MB = 1024
 """The table is two array('Q') of 8 bytes per slot each; allocation needs a
@@ -61,6 +74,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(MOVE_OVERHEAD, "spin", 50, 0, 5000),
     OptionSpec(UCI_CHESS960, "check", False),
     OptionSpec(UCI_ANALYSE_MODE, "check", False),
+    OptionSpec(OWN_BOOK, "check", False),
+    OptionSpec(BOOK_FILE, "string", ""),
+    OptionSpec(BOOK_VARIETY, "check", False),
+    OptionSpec(SYZYGY_PATH, "string", ""),
+    OptionSpec(SYZYGY_PROBE_LIMIT, "spin", 7, 0, 7),
+    OptionSpec(GAVIOTA_PATH, "string", ""),
+    OptionSpec(LIMIT_STRENGTH, "check", False),
+    OptionSpec(UCI_ELO, "spin", ELO_MAX, ELO_MIN, ELO_MAX),
+    OptionSpec(SKILL_LEVEL, "spin", 20, 0, 20),
 )
 
 
@@ -124,6 +146,10 @@ class Options:
 
     def get_bool(self, name: str) -> bool:
         return bool(self._values[name])
+
+    def get_str(self, name: str) -> str:
+        value = self._values[name]
+        return value if isinstance(value, str) else ""
 
     def set(self, name: str, raw: Optional[str]) -> tuple[OptionSpec, Optional[Value], str]:
         """Validate and store ``raw`` for option ``name``.

@@ -58,6 +58,7 @@ from engine.movepick import (
 from engine.position import Position
 from engine.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
 from engine.see import SEE_VALUES, see_ge
+from engine.tablebase import TB_WIN_CP, Tablebases
 from engine.timeman import Deadlines
 from engine.tt import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TranspositionTable
 
@@ -156,6 +157,9 @@ class SearchParams:
     mate_moves: Optional[int] = None  # stop once a mate in <= this many moves is found
     multipv: int = 1
     root_moves: Optional[list[chess.Move]] = None  # `searchmoves`; None = all legal moves
+    complete_first_iteration: bool = False
+    """The node limit does not cut the first iteration short (weakened play, whose
+    node limits are small, always gets every line scored once)."""
 
 
 @dataclass
@@ -188,6 +192,7 @@ class IterationInfo:
     time_ms: int
     hashfull: int
     pv: list[chess.Move]
+    tbhits: int = 0
 
 
 @dataclass
@@ -226,6 +231,9 @@ class Searcher:
         self._control = SearchControl()
         self._node_limit: Optional[int] = None
         self._pos = Position(chess.Board())
+        self.tablebases: Optional[Tablebases] = None
+        """Endgame tables probed in the tree (the controller's); None: no probes."""
+        self._tb_pieces = 0
         self.position_type: type[Position] = Position
         """What searches wrap the board in: a subclass may observe the moves made
         (engine.stats does); read once per search, so the nodes never pay for it."""
@@ -252,6 +260,10 @@ class Searcher:
             control.start_time = time.monotonic()
         pos = self.position_type(board.copy())
         self._pos = pos
+        self._tb_pieces = 0
+        if self.tablebases is not None:
+            self._tb_pieces = self.tablebases.max_pieces
+            self.tablebases.hits = 0
         self._control = control
         self._node_limit = params.node_limit
         self._poll_mask = POLL_INTERVAL_NODES - 1
@@ -279,6 +291,8 @@ class Searcher:
         multipv = max(1, min(params.multipv, len(lines)))
         best = lines[0]
         completed_depth = 0
+        if params.complete_first_iteration:
+            self._node_limit = None
         for depth in range(1, max(1, params.max_depth) + 1):
             try:
                 for pv_index in range(multipv):
@@ -293,6 +307,7 @@ class Searcher:
                     best = lines[0]
                 break
             completed_depth = depth
+            self._node_limit = params.node_limit
             if multipv > 1:
                 # Pruning depends on the window, so a later line can come out above an
                 # earlier one: report (and play) them best first. Stable for ties.
@@ -359,6 +374,9 @@ class Searcher:
             return depth >= params.max_depth or timed
         return out_of_time
 
+    def _tbhits(self) -> int:
+        return self.tablebases.hits if self.tablebases is not None else 0
+
     def _ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The expected reply from the TT when the PV is one move long."""
         pos = self._pos
@@ -398,6 +416,7 @@ class Searcher:
                     elapsed_ms,
                     hashfull,
                     list(line.pv) or [line.move],
+                    self._tbhits(),
                 )
             )
 
@@ -435,6 +454,7 @@ class Searcher:
                         int((time.monotonic() - self._control.start_time) * 1000),
                         self.tt.hashfull(),
                         list(line.pv) or [line.move],
+                        self._tbhits(),
                     )
                 )
             delta *= 2
@@ -561,6 +581,31 @@ class Searcher:
                     or (bound == BOUND_UPPER and tt_score <= alpha)
                 ):
                     return tt_score
+
+        # 6b. Tablebases: right after a capture or pawn move (where a position first
+        #     enters the tables), few enough pieces are looked up; a win or loss is
+        #     a bound (a mate may come sooner), a draw is exact.
+        if (
+            self._tb_pieces
+            and not board.halfmove_clock
+            and board.occupied.bit_count() <= self._tb_pieces
+            and self.tablebases is not None
+        ):
+            wdl = self.tablebases.wdl(board)
+            if wdl is not None:
+                if wdl > 1:
+                    tb_score, bound = TB_WIN_CP - ply, BOUND_LOWER
+                elif wdl < -1:
+                    tb_score, bound = -(TB_WIN_CP - ply), BOUND_UPPER
+                else:
+                    tb_score, bound = 0, BOUND_EXACT
+                if (
+                    bound == BOUND_EXACT
+                    or (bound == BOUND_LOWER and tb_score >= beta)
+                    or (bound == BOUND_UPPER and tb_score <= alpha)
+                ):
+                    tt.store(key, min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
+                    return tb_score
 
         us = board.turn
         selective = self.selective and not in_check

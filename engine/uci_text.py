@@ -79,7 +79,10 @@ def format_info(
     )
     if info.bound != BOUND_EXACT:
         line += " lowerbound" if info.bound == BOUND_LOWER else " upperbound"
-    line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {info.time_ms}"
+    line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull}"
+    if info.tbhits:
+        line += f" tbhits {info.tbhits}"
+    line += f" time {info.time_ms}"
     if moves:
         line += " pv " + format_moves(root, moves, chess960)
     return line
