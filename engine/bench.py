@@ -11,12 +11,14 @@ not print directly: lines go through the ``out`` callback.
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import chess
 
 from engine.search import IterationInfo, SearchControl, Searcher, SearchParams
+from engine.smp import HelperPool, make_pool
 from engine.tt import TranspositionTable
 
 BENCH_DEPTH = 8
@@ -92,17 +94,38 @@ def run_bench(
     out: Optional[Callable[[str], None]] = None,
     selective: bool = True,
     fens: Optional[list[str]] = None,
+    threads: int = 1,
 ) -> BenchResult:
     """Search every bench position to ``depth``; report through ``out``.
 
     ``selective=False`` turns off every pruning and reduction (plain PVS), to show
-    what selectivity saves; ``fens`` replaces the bench positions.
+    what selectivity saves; ``fens`` replaces the bench positions. ``threads`` > 1
+    adds Lazy SMP helpers (engine.smp): the node count then includes theirs and is
+    no longer the signature (helpers race each other), and the depth figures are
+    the main searcher's, so they give the time to depth.
     """
     depth = depth or BENCH_DEPTH
-    tt = TranspositionTable(hash_mb)
+    pool = make_pool(threads, hash_mb, out or (lambda _: None))
+    tt = TranspositionTable(hash_mb, words=pool.table_words if pool is not None else None)
+    try:
+        return _run(depth, tt, pool, out, selective, fens or BENCH_FENS, threads)
+    finally:
+        if pool is not None:
+            tt.use(array("Q", bytes(16)))  # let go of the shared table first
+            pool.close()
+
+
+def _run(
+    depth: int,
+    tt: TranspositionTable,
+    pool: Optional[HelperPool],
+    out: Optional[Callable[[str], None]],
+    selective: bool,
+    positions: list[str],
+    threads: int,
+) -> BenchResult:
     searcher = Searcher(tt)
     searcher.selective = selective
-    positions = fens or BENCH_FENS
     total_nodes = 0
     total_seconds = 0.0
     depth_nodes = [0] * depth
@@ -112,12 +135,18 @@ def run_bench(
         searcher.new_game()
         board = chess.Board(fen)
         recorder = _DepthRecorder(depth)
+        if pool is not None:
+            pool.start(board, depth, (tt.age + 1) & 0xFF)
         result = searcher.search(
             board, SearchParams(max_depth=depth), SearchControl(), recorder.on_iteration
         )
         seconds = time.perf_counter() - recorder.start
         reached, reached_at = recorder.nodes, recorder.seconds
         total_nodes += result.nodes
+        if pool is not None:
+            pool.stop()
+            pool.wait_idle()
+            total_nodes += pool.nodes()
         total_seconds += seconds
         # A search that ends early (a mate proven) has reached every deeper depth too.
         for d in range(depth):
@@ -137,6 +166,8 @@ def run_bench(
             out(f"{d + 1:5d} {depth_nodes[d]:10d} {int(depth_seconds[d] * 1000):11d} {ebf:5.2f}")
         out("===========================")
         out(f"Selectivity     : {'on' if selective else 'off (plain PVS)'}")
+        if threads > 1:
+            out(f"Threads         : {threads} (nodes: all searchers; depths: the main one)")
         out(f"Total time (ms) : {int(total_seconds * 1000)}")
         out(f"Nodes searched  : {total_nodes}")
         out(f"Nodes/second    : {nps}")

@@ -206,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--hash", type=_positive, default=16, metavar="MB")
     bench.add_argument("--positions", type=_positive, metavar="K", help="the first K only")
     bench.add_argument("--plain", action="store_true", help="every pruning and reduction off")
+    bench.add_argument(
+        "--threads",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="searchers (Lazy SMP helpers beyond 1; nodes then vary)",
+    )
     bench.set_defaults(run=_bench)
     return parser
 
@@ -475,5 +482,12 @@ def _bench(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     fens = BENCH_FENS[: args.positions] if args.positions else None
-    run_bench(depth=args.depth, hash_mb=args.hash, out=out, selective=not args.plain, fens=fens)
+    run_bench(
+        depth=args.depth,
+        hash_mb=args.hash,
+        out=out,
+        selective=not args.plain,
+        fens=fens,
+        threads=args.threads,
+    )
     return EXIT_OK

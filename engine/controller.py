@@ -20,6 +20,7 @@ import dataclasses
 import random
 import threading
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
@@ -42,6 +43,7 @@ from engine.options import (
     SKILL_LEVEL,
     SYZYGY_PATH,
     SYZYGY_PROBE_LIMIT,
+    THREADS,
     UCI_CHESS960,
     UCI_ELO,
     Options,
@@ -51,6 +53,7 @@ from engine.options import (
 from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MATE, MAX_PLY
 from engine.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
+from engine.smp import HelperPool
 from engine.strength import Weakness, elo_for_skill, pick, weakness
 from engine.tablebase import Tablebases
 from engine.tt import BOUND_EXACT, TranspositionTable
@@ -124,6 +127,8 @@ class Controller:
         self._debug = debug if debug is not None else (lambda: False)
         self.tt = TranspositionTable(self.options.get_int(HASH))
         self.searcher = Searcher(self.tt)
+        self.pool: Optional[HelperPool] = None
+        """Lazy SMP helpers when Threads > 1 (their table is shared with ours)."""
         self.tablebases = Tablebases()
         self.searcher.tablebases = self.tablebases
         self.book: Optional[OpeningBook] = None
@@ -188,7 +193,14 @@ class Controller:
 
     def _apply_option(self, spec: OptionSpec, value: Optional[Value]) -> None:
         if spec.name == HASH and isinstance(value, int) and value != self.tt.size_mb:
-            self.tt.resize(value)
+            if self.pool is not None:
+                self._restart_helpers()
+            else:
+                self.tt.resize(value)
+        elif spec.name == THREADS and isinstance(value, int):
+            helpers = self.pool.helpers if self.pool is not None else 0
+            if value - 1 != helpers:
+                self._restart_helpers()
         elif spec.name == CLEAR_HASH:
             self.new_game()
         elif spec.name == UCI_CHESS960 and isinstance(value, bool):
@@ -203,6 +215,31 @@ class Controller:
                 self.info_string(note)
         elif spec.name == SYZYGY_PROBE_LIMIT and isinstance(value, int):
             self.tablebases.probe_limit = value
+
+    def _restart_helpers(self) -> None:
+        """Helpers for the current Threads and Hash (none for one thread)."""
+        size_mb = self.options.get_int(HASH)
+        self._close_helpers()
+        threads = self.options.get_int(THREADS)
+        self.tt.size_mb = size_mb
+        if threads <= 1:
+            self.tt.resize(size_mb)
+            return
+        self.tt.resize(1)  # the old table goes before the shared one is made
+        try:
+            self.pool = HelperPool(threads, size_mb, self.info_string)
+        except (OSError, ValueError) as exc:
+            self.info_string(f"Threads: cannot start helpers ({exc}); searching alone")
+            self.tt.resize(size_mb)
+            return
+        self.tt.size_mb = size_mb
+        self.tt.use(self.pool.table_words)
+
+    def _close_helpers(self) -> None:
+        if self.pool is not None:
+            self.tt.use(array("Q", bytes(16)))  # let go of the shared table first
+            self.pool.close()
+            self.pool = None
 
     def _open_book(self) -> None:
         """(Re)open the book the options name; a bad file is one info string, no book."""
@@ -269,6 +306,8 @@ class Controller:
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
                 f" panic {budget.panic} max depth {params.max_depth}"
             )
+        if self.pool is not None and job.decided is None and job.weakness is None:
+            self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
         self._start(lambda: self._run_search(job), job)
 
     def _decide_without_search(self, job: _Job) -> None:
@@ -298,6 +337,8 @@ class Controller:
     def stop(self) -> None:
         """End the running search (or perft) as soon as possible; idle: nothing."""
         self._stop_other.set()
+        if self.pool is not None:
+            self.pool.stop()
         with self._lock:
             job = self._job
         if job is not None:
@@ -382,6 +423,8 @@ class Controller:
                 # Report, then answer with a legal fallback move below: a GUI
                 # forfeits an engine that sends no bestmove.
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
+        if self.pool is not None:
+            self.pool.stop()
         if job.withhold:
             job.release.wait()
         self._finishing.set()
@@ -390,6 +433,8 @@ class Controller:
     def _on_iteration(self, job: _Job, info: IterationInfo) -> None:
         if job.tablebase_score is not None and info.bound == BOUND_EXACT:
             info = dataclasses.replace(info, score=job.tablebase_score)
+        if self.pool is not None:
+            info = dataclasses.replace(info, nodes=info.nodes + self.pool.nodes())
         try:
             if info.bound == BOUND_EXACT and info.pv:
                 job.lines[info.multipv] = info
@@ -558,6 +603,7 @@ class Controller:
         self._start(run, None)
 
     def shutdown(self) -> None:
-        """``quit``: stop whatever runs and give it a moment to finish."""
+        """``quit``: stop whatever runs and give it a moment to finish; end the helpers."""
         self.stop()
         self.wait_idle(QUIT_GRACE_S)
+        self._close_helpers()

@@ -10,6 +10,7 @@ clearing it is the controller's job), do I/O, or import heavy modules: the
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -38,6 +39,10 @@ SKILL_LEVEL = "Skill Level"
 ELO_MIN = 1350
 ELO_MAX = 1850
 
+MAX_THREADS = max(1, min(os.cpu_count() or 1, 56))
+"""One searcher per core (a Python searcher keeps a core busy), at most 56 (the
+shared table's header has room for that many helpers)."""
+
 HASH_MAX_MB = 1024
 """The table is two array('Q') of 8 bytes per slot each; allocation needs a
 temporary copy, so 1 GB of Hash peaks near 1.5 GB. Python searches ~100k nodes
@@ -64,9 +69,8 @@ class OptionSpec:
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    # Threads is declared because match runners (OpenBench, fastchess configs)
-    # always send it; the search is single-threaded, so 1 is the only value.
-    OptionSpec(THREADS, "spin", 1, 1, 1),
+    # Threads beyond 1 are helper processes (engine.smp), one per core at most.
+    OptionSpec(THREADS, "spin", 1, 1, MAX_THREADS),
     OptionSpec(HASH, "spin", 16, 1, HASH_MAX_MB),
     OptionSpec(CLEAR_HASH, "button"),
     OptionSpec(PONDER, "check", False),

@@ -157,6 +157,8 @@ class SearchParams:
     mate_moves: Optional[int] = None  # stop once a mate in <= this many moves is found
     multipv: int = 1
     root_moves: Optional[list[chess.Move]] = None  # `searchmoves`; None = all legal moves
+    start_depth: int = 1
+    """The first iteration's depth (Lazy SMP helpers start some a ply deeper)."""
     complete_first_iteration: bool = False
     """The node limit does not cut the first iteration short (weakened play, whose
     node limits are small, always gets every line scored once)."""
@@ -293,7 +295,7 @@ class Searcher:
         completed_depth = 0
         if params.complete_first_iteration:
             self._node_limit = None
-        for depth in range(1, max(1, params.max_depth) + 1):
+        for depth in range(max(1, params.start_depth), max(1, params.max_depth) + 1):
             try:
                 for pv_index in range(multipv):
                     self._search_root_aspirated(depth, lines, pv_index, on_iteration)

@@ -1,13 +1,19 @@
 """Bounded transposition table: a fixed number of slots derived from a size in MB.
 
-Two ``array('Q')`` tables hold, per slot, the full 64-bit key (the key check)
-and one packed 64-bit word:
+One flat table of 64-bit words holds two words per slot: a check word, the
+position's 64-bit Zobrist key XOR its data word, then the data word:
 
     bits  0-15  score + 32768 (mate scores stored relative to the node: score.py)
     bits 16-31  best move code (``from | to << 6 | promotion << 12``; 0 = none)
     bits 32-39  depth in plies (0-255)
     bits 40-41  bound: 1 upper (fail low), 2 lower (fail high), 3 exact
     bits 42-49  age: the search generation that wrote the slot
+
+A slot is valid for a key only when check XOR data equals the key. Several
+processes may share one table without locks (engine.smp puts it in shared
+memory): a slot written by one while another reads it is seen with a check
+word and a data word from different writes, which fails the test and is
+ignored, never used.
 
 That is 16 bytes per slot with no per-entry Python objects, so the memory used
 is what the ``Hash`` option says (measured: see tests/test_tt.py and the
@@ -18,10 +24,15 @@ This module must not know about boards or moves beyond the integer codes.
 
 from __future__ import annotations
 
+import ctypes
 from array import array
-from typing import Optional
+from typing import Optional, Union
+
+Words = Union["array[int]", memoryview]
+"""A table's storage: an ``array('Q')``, or shared memory cast to ``'Q'``."""
 
 BYTES_PER_ENTRY = 16
+WORD_BYTES = 8
 BOUND_UPPER = 1
 BOUND_LOWER = 2
 BOUND_EXACT = 3
@@ -35,21 +46,41 @@ def entries_for(size_mb: int) -> int:
     return max(1, size_mb * 1024 * 1024 // BYTES_PER_ENTRY)
 
 
-class TranspositionTable:
-    """Fixed-capacity hash table of search results, keyed by Zobrist key."""
+def zero_words(words: Words) -> None:
+    """Set every word of a writable 64-bit buffer (array or memoryview) to zero."""
+    size = len(words) * WORD_BYTES
+    if size:
+        ctypes.memset(ctypes.addressof((ctypes.c_char * size).from_buffer(words)), 0, size)
 
-    def __init__(self, size_mb: int = 16) -> None:
+
+class TranspositionTable:
+    """Fixed-capacity hash table of search results, keyed by Zobrist key.
+
+    ``words`` (optional) is the table's storage, two words per slot, for a table
+    shared between processes (a memoryview of shared memory cast to ``'Q'``); by
+    default the table owns an ``array('Q')``.
+    """
+
+    def __init__(self, size_mb: int = 16, words: Optional[Words] = None) -> None:
         self.size_mb = size_mb
         self.age = 0
-        self._allocate(entries_for(size_mb))
+        self.words: Words = array("Q")
+        self.count = 0
+        if words is None:
+            self._allocate(entries_for(size_mb))
+        else:
+            self.use(words)
 
     def _allocate(self, count: int) -> None:
-        # Drop the old arrays first so that a resize never holds both at once.
-        self.keys = array("Q")
-        self.data = array("Q")
+        # Drop the old table first so that a resize never holds both at once.
+        self.words = array("Q")
         self.count = count
-        self.keys = array("Q", bytes(8 * count))
-        self.data = array("Q", bytes(8 * count))
+        self.words = array("Q", bytes(BYTES_PER_ENTRY * count))
+
+    def use(self, words: Words) -> None:
+        """Take ``words`` (two per slot, zeroed or shared) as the table's storage."""
+        self.words = words
+        self.count = max(1, len(words) // 2)
 
     def resize(self, size_mb: int) -> None:
         """Reallocate for a new size; all entries are lost."""
@@ -59,15 +90,11 @@ class TranspositionTable:
     def clear(self) -> None:
         """Forget every entry, keeping the size.
 
-        The tables are zeroed in place (a memset, about a millisecond for 16 MB):
-        batch analysis clears before every position, and allocating them afresh
+        The table is zeroed in place (a memset, about a millisecond for 16 MB):
+        batch analysis clears before every position, and allocating it afresh
         costs some 25 ms.
         """
-        import ctypes
-
-        for table in (self.keys, self.data):
-            address, length = table.buffer_info()
-            ctypes.memset(address, 0, length * table.itemsize)
+        zero_words(self.words)
         self.age = 0
 
     def new_search(self) -> None:
@@ -79,24 +106,25 @@ class TranspositionTable:
 
         The score is node-relative, as stored (``score_from_tt`` turns it back).
         """
-        index = key % self.count
-        if self.keys[index] == key:
-            word = self.data[index]
-            if word:
-                return (
-                    (word >> 16) & 0xFFFF,
-                    (word >> 32) & 0xFF,
-                    (word >> 40) & 3,
-                    (word & 0xFFFF) - _SCORE_OFFSET,
-                )
+        words = self.words
+        index = (key % self.count) << 1
+        word = words[index + 1]
+        if word and words[index] ^ word == key:
+            return (
+                (word >> 16) & 0xFFFF,
+                (word >> 32) & 0xFF,
+                (word >> 40) & 3,
+                (word & 0xFFFF) - _SCORE_OFFSET,
+            )
         return None
 
     def store(self, key: int, depth: int, bound: int, score: int, move_code: int) -> None:
         """Record a result; ``score`` must already be node-relative (score_to_tt)."""
-        index = key % self.count
-        old = self.data[index]
+        words = self.words
+        index = (key % self.count) << 1
+        old = words[index + 1]
         if old:
-            if self.keys[index] == key:
+            if words[index] ^ old == key:
                 if not move_code:
                     # Keep the best move of an earlier search of this position.
                     move_code = (old >> 16) & 0xFFFF
@@ -104,23 +132,24 @@ class TranspositionTable:
                 return
         if depth < 0:
             depth = 0
-        self.keys[index] = key
-        self.data[index] = (
+        word = (
             (score + _SCORE_OFFSET)
             | (move_code << 16)
             | (min(depth, 255) << 32)
             | (bound << 40)
             | (self.age << 42)
         )
+        words[index + 1] = word
+        words[index] = key ^ word
 
     def hashfull(self) -> int:
         """Permille of the first 1000 slots written by the current search."""
         sample = min(1000, self.count)
         age = self.age
-        data = self.data
+        words = self.words
         used = 0
-        for i in range(sample):
-            word = data[i]
+        for i in range(1, 2 * sample, 2):
+            word = words[i]
             if word and ((word >> 42) & _AGE_MASK) == age:
                 used += 1
         return used * 1000 // sample

@@ -1,0 +1,154 @@
+"""Lazy SMP: the shared hash table and the helper processes (engine.smp, engine.tt).
+
+Through the real ``cutoff`` process: Threads 2 searches and reports, a killed
+helper does not stall ``go``, and neither ``quit`` nor a killed engine leaves a
+process or a shared-memory segment behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from multiprocessing import shared_memory
+from pathlib import Path
+
+import chess
+import pytest
+from conftest import child_pids, process_gone
+from uci_harness import Engine, bestmove_of, field, info_lines
+
+from engine.bench import run_bench
+from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
+
+SHM = Path("/dev/shm")
+
+
+def _segments() -> set[str]:
+    return {p.name for p in SHM.iterdir()} if SHM.is_dir() else set()
+
+
+def _writer(name: str, entries: int) -> None:
+    segment = shared_memory.SharedMemory(name=name)
+    assert segment.buf is not None
+    words = segment.buf.cast("Q")
+    table = TranspositionTable(1, words=words)
+    table.store(0xDEADBEEFCAFE, 9, BOUND_LOWER, -321, 0x0ABC)
+    del table
+    words.release()
+    segment.close()
+
+
+def test_an_entry_written_by_one_process_is_read_by_another() -> None:
+    segment = shared_memory.SharedMemory(create=True, size=16 * 1024)
+    try:
+        assert segment.buf is not None
+        context = multiprocessing.get_context("spawn")
+        process = context.Process(target=_writer, args=(segment.name, 1024))
+        process.start()
+        process.join(30)
+        assert process.exitcode == 0
+        words = segment.buf.cast("Q")
+        table = TranspositionTable(1, words=words)
+        assert table.probe(0xDEADBEEFCAFE) == (0x0ABC, 9, BOUND_LOWER, -321)
+        del table
+        words.release()
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+def test_a_torn_or_corrupted_entry_is_rejected() -> None:
+    table = TranspositionTable(1)
+    key = 0x123456789ABCDEF
+    table.store(key, 5, BOUND_EXACT, 40, 0x0101)
+    assert table.probe(key) is not None
+    slot = (key % table.count) * 2
+    table.words[slot + 1] ^= 1 << 33  # the data word of another write
+    assert table.probe(key) is None
+    table.store(key, 5, BOUND_EXACT, 40, 0x0101)
+    table.words[slot] ^= 1  # the check word of another write
+    assert table.probe(key) is None
+
+
+def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
+    before = _segments()
+    eng = Engine(tmp_path)
+    eng.handshake()
+    eng.send("setoption name Threads value 2")
+    eng.send("isready")
+    eng.expect("readyok", timeout=60)
+    helpers = child_pids(eng.proc.pid)
+    assert helpers, "no helper process"
+    assert _segments() == before  # the segment's name is gone once the helpers attached
+    eng.send("position startpos moves e2e4")
+    lines, best, _ = eng.search("go depth 7")
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
+    assert int(field(info_lines(lines)[-1], "nodes")) > 0
+    eng.send("setoption name Hash value 8")  # a resize restarts the helpers cleanly
+    eng.send("position startpos")
+    _, best, _ = eng.search("go movetime 300")
+    eng.send("quit")
+    eng.proc.wait(10)
+    for pid in helpers:
+        assert process_gone(pid), f"helper {pid} outlived quit"
+    assert _segments() == before
+    eng.close()
+
+
+def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
+    eng = Engine(tmp_path, protocol_only=False)
+    eng.handshake()
+    eng.send("setoption name Threads value 2")
+    eng.send("isready")
+    eng.expect("readyok", timeout=60)
+    helpers = [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    assert helpers
+    os.kill(helpers[0], signal.SIGKILL)
+    time.sleep(0.3)
+    eng.send("position startpos")
+    started = time.monotonic()
+    seen, best, _ = eng.search("go movetime 500", timeout=10)
+    assert time.monotonic() - started < 3
+    assert any("helper" in line and "died" in line for line in seen), seen
+    assert bestmove_of(best) != "(none)"
+    eng.close()
+
+
+def _is_helper(pid: int) -> bool:
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
+    before = _segments()
+    eng = Engine(tmp_path)
+    eng.handshake()
+    eng.send("setoption name Threads value 2")
+    eng.send("isready")
+    eng.expect("readyok", timeout=60)
+    helpers = child_pids(eng.proc.pid)
+    eng.send("position startpos")
+    eng.send("go infinite")
+    time.sleep(0.5)
+    eng.proc.kill()
+    eng.proc.wait(5)
+    for pid in helpers:
+        assert process_gone(pid, wait_s=10), f"helper {pid} outlived its engine"
+    assert _segments() == before
+    eng.close(check=False)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bench_with_threads(threads: int) -> None:
+    result = run_bench(
+        depth=3,
+        fens=["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"],
+        threads=threads,
+    )
+    assert result.nodes > 0 and len(result.depth_nodes) == 3
