@@ -2,7 +2,8 @@
 
 Architecture map (one concept per module):
 
-- ``__main__``   command line: the UCI loop by default; ``analyse`` and ``bench``.
+- ``__main__``   ``cutoff``: the UCI loop by default, the subcommands with arguments.
+- ``cli``        the subcommands on argparse: analyse, annotate, stats, bench.
 - ``uci``        the UCI session; the only module that reads stdin or writes stdout.
 - ``uci_text``   the text of output lines: info, moves, the ``d`` board (pure).
 - ``options``    the UCI option table.
@@ -21,6 +22,17 @@ Architecture map (one concept per module):
 - ``psqt``       the weights' piece-square block folded for incremental updates.
 - ``pesto``      PeSTO's tables: the tuner's starting point (data only).
 - ``bench``      fixed positions to a fixed depth: node count and speed.
+- ``book``       the opening book (Polyglot, through chess.polyglot).
+- ``tablebase``  Syzygy and Gaviota tables: root moves and tree probes.
+- ``strength``   weakened play: UCI_Elo and Skill Level.
+- ``smp``        Lazy SMP: helper processes over a shared-memory table.
+- ``analysis``   the Python API: Analyser, results as python-chess InfoDicts.
+- ``inputs``     positions from FENs, EPD and PGN files, stdin.
+- ``batch``      batch analysis: one record per position, JSON/CSV/table writers.
+- ``parallel``   the execution layer: here, local processes, or Dask.
+- ``annotate``   annotated games: evaluations, judgements, summary, graph.
+- ``textbook``   minimax, alpha-beta and PVS as taught, instrumented.
+- ``stats``      cutoff stats: what alpha-beta saves, measured.
 
 Glossary:
 
