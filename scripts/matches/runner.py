@@ -98,7 +98,7 @@ class Match:
     def record(self, rec: GameRecord) -> None:
         self.tally.add(rec)
         if self.pgn_file is not None:
-            print(rec.game, file=self.pgn_file, end="\n\n")
+            print(rec.pgn, file=self.pgn_file, end="\n\n")
             self.pgn_file.flush()
         if self.cfg.sprt and self.sprt_result is None:
             llr = self.llr()
@@ -180,17 +180,12 @@ class Match:
                 await engine.quit(timeout_s)
 
     def _after_fault(self, engine: EngineProcess, rec: GameRecord) -> None:
-        if rec.fault_kind == "crash" and not self.cfg.recover:
-            engine.kill()
-            self.abort(
-                f"{engine.name} crashed in game {rec.job.number} "
-                "(use --recover to restart it and go on)"
-            )
-        elif rec.fault_kind in ("crash", "stall", "illegal move"):
-            # Restart before the next game: its state is unknown after the fault.
-            engine.kill()
+        stop = after_fault(engine, rec, self.cfg.recover)
+        if stop is not None:
+            self.abort(stop)
 
-    async def run(self, first_engines: list[EngineProcess]) -> None:
+    def open_pgn(self) -> None:
+        """Open the PGN file for appending; MatchError if it cannot be written."""
         if self.cfg.pgn_path:
             try:
                 self.pgn_file = open(self.cfg.pgn_path, "a", encoding="utf-8")  # noqa: SIM115
@@ -198,6 +193,17 @@ class Match:
                 raise MatchError(
                     f"cannot write PGN {self.cfg.pgn_path!r}: {err.strerror}"
                 ) from None
+
+    def close_output(self) -> None:
+        """Close the PGN file and end the progress line."""
+        if self.pgn_file is not None:
+            self.pgn_file.close()
+            self.pgn_file = None
+        if self.cfg.progress and self.progress_is_tty:
+            sys.stderr.write("\n")
+
+    async def run(self, first_engines: list[EngineProcess]) -> None:
+        self.open_pgn()
         try:
             engine_sets = [first_engines]
             for _ in range(min(self.cfg.concurrency, len(self.jobs)) - 1):
@@ -209,10 +215,26 @@ class Match:
             if self.ending_engines is not None:
                 await self.ending_engines
         finally:
-            if self.pgn_file is not None:
-                self.pgn_file.close()
-            if self.cfg.progress and self.progress_is_tty:
-                sys.stderr.write("\n")
+            self.close_output()
+
+
+def after_fault(engine: EngineProcess, rec: GameRecord, recover: bool) -> Optional[str]:
+    """Kill ``engine`` after a fault that leaves it in an unknown state, so that it is
+    restarted before its next game; the reason to stop the match, if the fault stops it.
+
+    The one fault policy of the local runner and of a pair played on a worker
+    (``pairs``): a crash stops the match unless ``recover``.
+    """
+    if rec.fault_kind == "crash" and not recover:
+        engine.kill()
+        return (
+            f"{engine.name} crashed in game {rec.job.number} "
+            "(use --recover to restart it and go on)"
+        )
+    if rec.fault_kind in ("crash", "stall", "illegal move"):
+        # Restart before the next game: its state is unknown after the fault.
+        engine.kill()
+    return None
 
 
 class _StopSignals:

@@ -58,7 +58,7 @@ class Tally:
         if record.fault_slot is not None and record.fault_kind is not None:
             counts = self.faults[record.fault_slot]
             counts[record.fault_kind] = counts.get(record.fault_kind, 0) + 1
-        moves = " ".join(move.uci() for move in record.game.mainline_moves())
+        moves = " ".join(record.moves)
         scores = self.pair_scores.setdefault(record.job.pair, [])
         scores.append(score)
         if len(scores) == 1:
