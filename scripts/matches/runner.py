@@ -5,6 +5,8 @@ pair) to ``concurrency`` workers with two engines each, recording every finished
 (tally, PGN, progress line on stderr), stopping on an SPRT decision (after completing
 the pair), on an engine fault (unless ``--recover``) or on SIGINT/SIGTERM (the engines
 are ended, the games played so far are kept), and restarting an engine after a fault.
+``Match`` (the record of a match as it goes) and ``after_fault`` (the fault policy)
+also serve the pairs played on Dask (``pairs``, ``dispatch``).
 It must not play a move itself (``games``) or compute statistics (``stats``).
 """
 
@@ -56,6 +58,10 @@ class Match:
         self.started = time.monotonic()
         self.pgn_file: Optional[TextIO] = None
         self.progress_is_tty = sys.stderr.isatty()
+        # On the execution layer (``dispatch``): the worker whose engines gave the
+        # names, and the pairs that failed on every attempt ({"pair", "error"}).
+        self.names_from: Optional[str] = None
+        self.failed_pairs: list[dict[str, Any]] = []
 
     def take_job(self) -> Optional[GameJob]:
         if self.next_job >= len(self.jobs) or self.aborted or self.interrupted:
