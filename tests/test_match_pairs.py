@@ -82,11 +82,14 @@ def test_a_crash_inside_a_pair_stops_the_match_without_recover(tmp_path: Path) -
     assert match.tally.faults[0] == {"crash": 4} and match.tally.losses == 4
 
 
-def test_an_engine_that_cannot_start_is_bad_input() -> None:
+def test_an_engine_that_cannot_start_is_bad_input(tmp_path: Path) -> None:
+    pgn = tmp_path / "none.pgn"
     with pytest.raises(MatchError, match="cannot be started"):
         dispatch.run_pairs(
-            config("--engine", "/nonexistent/engine", "--engine", stub(), "--depth", "1")
-        )
+            config("--engine", "/nonexistent/engine", "--engine", stub(), "--depth", "1",
+                   "--pgn", str(pgn))
+        )  # fmt: skip
+    assert not pgn.exists()  # as in a local run: bad input leaves no file
     with pytest.raises(MatchError, match="no option 'Hash'"):
         dispatch.run_pairs(
             config("--engine", stub(), "--engine", stub() + " option.Hash=16", "--depth", "1")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Generator, Iterator
@@ -97,7 +98,22 @@ def run_pairs(cfg: Config) -> Match:
         except ImportError:
             raise MatchError(f"--scheduler needs Dask: {INSTALL_HINT}") from None
     match = Match(cfg, default_names(cfg.specs))
+    new_pgn = cfg.pgn_path is not None and not os.path.exists(cfg.pgn_path)
     match.open_pgn()
+    try:
+        _play(match)
+    except MatchError:
+        match.close_output()
+        if new_pgn and cfg.pgn_path is not None and os.path.getsize(cfg.pgn_path) == 0:
+            # Bad input found on the cluster (no scheduler there, an engine that
+            # cannot start) leaves no empty PGN behind, as in a local run.
+            os.remove(cfg.pgn_path)
+        raise
+    match.close_output()
+    return match
+
+
+def _play(match: Match) -> None:
     received = 0
     try:
         with _StopSignals() as stop:
@@ -107,7 +123,7 @@ def run_pairs(cfg: Config) -> Match:
                 run(
                     play_pairs,
                     pair_tasks(match),
-                    scheduler=cfg.scheduler,
+                    scheduler=match.cfg.scheduler,
                     ordered=False,
                     on_failure=failed_pairs,
                 ),
@@ -140,9 +156,6 @@ def run_pairs(cfg: Config) -> Match:
     except _Interrupted as stopped:
         match.interrupted = stopped.signal_name
         match.stop_reason = f"interrupted by {stopped.signal_name} (running pairs not counted)"
-    finally:
-        match.close_output()
-    return match
 
 
 def _take(match: Match, result: PairResult) -> None:
