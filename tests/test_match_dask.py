@@ -4,9 +4,10 @@ A LocalCluster of two workers (``local:2``) plays the same games as the local ru
 (Cutoff at fixed nodes: deterministic, it clears its hash on ucinewgame); an SPRT
 decides after a few pairs and the rest are cancelled; a worker killed mid-run loses no
 pair and counts none twice; a pair whose worker dies on every attempt is reported, not
-dropped; SIGTERM ends the run with a summary; and a scheduler that goes away (a real
-one, started here) ends the run with what was finished written. Skipped without the
-``dask`` extra. Small matches only: the machine is shared.
+dropped; SIGTERM, or a Ctrl-C to the whole process group, ends the run with a summary;
+and a scheduler that goes away (a real one, started here) ends the run with what was
+finished written. Skipped without the ``dask`` extra. Small matches only: the machine
+is shared.
 """
 
 from __future__ import annotations
@@ -172,7 +173,16 @@ def test_a_pair_whose_worker_always_dies_is_reported(tmp_path: Path) -> None:
     assert "Failed pairs (not counted): 1" in err  # the text summary (JSON on stdout)
 
 
-def test_sigterm_ends_a_dask_match_with_its_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "group", "status"),
+    [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
+    ids=["SIGTERM to the runner", "Ctrl-C to the terminal's process group"],
+)
+def test_a_signal_ends_a_dask_match_with_its_summary(
+    tmp_path: Path, signum: int, group: bool, status: int
+) -> None:
+    # A Ctrl-C in a terminal reaches the local cluster's workers too: they must leave
+    # it to the runner instead of printing tracebacks.
     pgn = tmp_path / "stopped.pgn"
     pids = tmp_path / "engines.pid"
     slow = ["--sleep", "0.05", "--pid-file", str(pids)]
@@ -183,23 +193,28 @@ def test_sigterm_ends_a_dask_match_with_its_summary(tmp_path: Path) -> None:
          "--depth", "1", "--rounds", "20", "--maxmoves", "10",
          "--openings", str(OPENINGS), "--pgn", str(pgn), "--scheduler", "local:2"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
     )  # fmt: skip
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
             if line.startswith("[2/40]"):
                 break
-        proc.send_signal(signal.SIGTERM)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 143, err
-    assert "Traceback" not in err
+    assert proc.returncode == status, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
     summary = json.loads(out)
-    assert summary["interrupted"] == "SIGTERM" and 2 <= summary["games"] < 40
-    assert summary["stopped"].startswith("interrupted by SIGTERM")
+    name = signal.Signals(signum).name
+    assert summary["interrupted"] == name and 2 <= summary["games"] < 40
+    assert summary["stopped"] == f"interrupted by {name} (running pairs not counted)"
     check_match(summary, pgn)
     assert still_running([int(pid) for pid in pids.read_text().split()]) == []
 
