@@ -7,5 +7,7 @@ into by concern, ``stats`` (the pure statistics), ``epd_suite`` (test suites,
 (the project's standard strength test) and ``openings/`` (the shipped openings).
 
 Nothing in this package imports the Cutoff engine: engines are only ever commands
-(``variant`` copies the engine's source, it does not import it).
+(``variant`` copies the engine's source, it does not import it). The one import from
+``engine`` is its execution layer, ``engine.parallel`` (which knows nothing about
+chess), for matches on Dask (``match --scheduler``).
 """

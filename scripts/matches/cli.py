@@ -80,7 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for --order random")
     parser.add_argument("--start", type=int, default=None, help="first opening, 1-based")
-    parser.add_argument("--concurrency", type=int, help="games played at the same time")
+    parser.add_argument(
+        "--concurrency", type=int, help="games played at the same time (local runs)"
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="play the pairs on Dask: tcp://HOST:8786 (a running scheduler) or local:N "
+        "(N worker processes here); needs pip install 'cutoff-chess[dask]'",
+    )
     parser.add_argument(
         "--draw",
         nargs=3,
@@ -244,4 +252,5 @@ def build_config(args: argparse.Namespace) -> Config:
         json_path=args.json,
         event=args.event or "Cutoff match",
         progress=not args.quiet,
+        scheduler=args.scheduler,
     )

@@ -33,3 +33,6 @@ class Config:
     json_path: Optional[str]
     event: str
     progress: bool
+    # Where the pairs run: None for this process (``--concurrency`` games at a time),
+    # else a Dask scheduler (tcp://HOST:PORT, or local:N for a LocalCluster).
+    scheduler: Optional[str] = None

@@ -207,11 +207,16 @@ def _stderr_hint(protocol: _RecordingUciProtocol) -> str:
     return f"; last stderr: {protocol.stderr_tail[-1].strip()[:200]}"
 
 
+def default_names(specs: Sequence[EngineSpec]) -> list[str]:
+    """Names before the engines have said theirs: ``name=``, else ``engine1``/``engine2``."""
+    return [spec.name or f"engine{i + 1}" for i, spec in enumerate(specs)]
+
+
 async def start_first_engines(
     specs: Sequence[EngineSpec],
 ) -> tuple[list[EngineProcess], list[str]]:
     """Start one engine of each kind up front: bad commands fail before any game."""
-    engines = [EngineProcess(spec, spec.name or f"engine{i + 1}") for i, spec in enumerate(specs)]
+    engines = [EngineProcess(spec, name) for spec, name in zip(specs, default_names(specs))]
     try:
         for engine in engines:
             await engine.start()
@@ -219,12 +224,19 @@ async def start_first_engines(
         for engine in engines:
             engine.kill()
         raise
+    names = name_engines(engines)
+    return engines, names
+
+
+def name_engines(engines: Sequence[EngineProcess]) -> list[str]:
+    """Give started engines their display names (and return them): ``name=``, else the
+    engine's ``id name``, else the program's file name; ``#1``/``#2`` tell equals apart."""
     names = []
-    for i, engine in enumerate(engines):
+    for engine in engines:
         reported = engine.proto().id.get("name", "").strip()
-        names.append(specs[i].name or reported or Path(specs[i].command[0]).name)
+        names.append(engine.spec.name or reported or Path(engine.spec.command[0]).name)
     if names[0] == names[1]:
         names = [f"{names[0]} #1", f"{names[1]} #2"]
     for engine, name in zip(engines, names):
         engine.name = name
-    return engines, names
+    return names

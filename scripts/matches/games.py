@@ -60,7 +60,11 @@ class GameRecord:
     category: str  # reason without details, for the summary's counts
     fault_slot: Optional[int]  # engine index (0/1) that caused a fault, if any
     fault_kind: Optional[str]
-    game: chess.pgn.Game
+    # The game as PGN text and its moves in UCI, not a chess.pgn.Game: a record is sent
+    # back from a worker process (scripts.matches.pairs), and a long game's node tree
+    # is deep to pickle.
+    pgn: str
+    moves: tuple[str, ...]
 
     @property
     def first_score(self) -> float:
@@ -159,7 +163,8 @@ async def play_game(job: GameJob, engines: Sequence[EngineProcess], cfg: Config)
             category,
             fault_slot,
             fault[1] if fault else None,
-            game,
+            str(game),
+            tuple(move.uci() for move in game.mainline_moves()),
         )
 
     def forfeit(loser: chess.Color, kind: str, detail: str = "", why: str = "") -> GameRecord:

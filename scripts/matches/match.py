@@ -10,11 +10,15 @@ status below. The work is split by concern: ``cli`` (options, presets, validatio
 a ``Config``), ``limits``, ``engines`` (engine specs and processes), ``book`` (openings),
 ``games`` (one game: clocks, watchdogs, adjudication via ``adjudication``, PGN),
 ``runner`` (scheduling on concurrent workers, SPRT stop, faults, signals), ``tally``
-(counts and the summary) and ``stats`` (the pure statistics).
+(counts and the summary) and ``stats`` (the pure statistics). With ``--scheduler``
+the pairs run on Dask instead: ``pairs`` (one pair as a task, on a worker) and
+``dispatch`` (the client: tasks through ``engine.parallel``, results into the same
+tally, PGN and SPRT).
 
 It must not compute statistics itself, must not hide a fault (every one is counted and
 reported), and must not print a traceback for bad input (one line and exit status 1).
-It does not import the Cutoff engine: engines are only ever commands.
+It does not import the Cutoff engine: engines are only ever commands (``dispatch``
+uses the execution layer ``engine.parallel``, which knows nothing about chess).
 
 Ctrl-C (SIGINT) and SIGTERM end the engines (``quit``, then a kill after a second),
 keep the PGN of the finished games and print the summary of those games; a game still
@@ -22,9 +26,11 @@ in progress is not counted. The engines run in their own process group, so that 
 Ctrl-C in the terminal reaches only this runner and is not scored as engine crashes.
 
 Exit status: 0 match finished (or stopped by the SPRT), 1 bad input (including an
-opening whose game is already over) or an engine that cannot start, 2 match stopped
-early by an engine fault (a crash without ``--recover``, or an engine that cannot be
-restarted), 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM.
+opening whose game is already over, ``--scheduler`` without Dask or with an address
+that answers nothing) or an engine that cannot start, 2 match stopped early by an
+engine fault (a crash without ``--recover``, or an engine that cannot be restarted),
+by a lost Dask scheduler, or with a pair that failed on every attempt on Dask, 130
+interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM.
 """
 
 from __future__ import annotations
@@ -54,7 +60,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     try:
         cfg = build_config(args)
-        match = asyncio.run(run_match(cfg))
+        if cfg.scheduler is not None:
+            # Imported here: the local runner needs nothing of the execution layer.
+            from .dispatch import run_pairs
+
+            match = run_pairs(cfg)
+        else:
+            match = asyncio.run(run_match(cfg))
     except MatchError as err:
         print(f"match.py: error: {err}", file=sys.stderr)
         return 1
@@ -84,7 +96,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 return 1
     if match.interrupted is not None:
         return 128 + signal.Signals[match.interrupted].value
-    return 2 if match.aborted else 0
+    return 2 if match.aborted or match.failed_pairs else 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ pair) to ``concurrency`` workers with two engines each, recording every finished
 (tally, PGN, progress line on stderr), stopping on an SPRT decision (after completing
 the pair), on an engine fault (unless ``--recover``) or on SIGINT/SIGTERM (the engines
 are ended, the games played so far are kept), and restarting an engine after a fault.
+``Match`` (the record of a match as it goes) and ``after_fault`` (the fault policy)
+also serve the pairs played on Dask (``pairs``, ``dispatch``).
 It must not play a move itself (``games``) or compute statistics (``stats``).
 """
 
@@ -56,6 +58,10 @@ class Match:
         self.started = time.monotonic()
         self.pgn_file: Optional[TextIO] = None
         self.progress_is_tty = sys.stderr.isatty()
+        # On the execution layer (``dispatch``): the worker whose engines gave the
+        # names, and the pairs that failed on every attempt ({"pair", "error"}).
+        self.names_from: Optional[str] = None
+        self.failed_pairs: list[dict[str, Any]] = []
 
     def take_job(self) -> Optional[GameJob]:
         if self.next_job >= len(self.jobs) or self.aborted or self.interrupted:
@@ -98,7 +104,7 @@ class Match:
     def record(self, rec: GameRecord) -> None:
         self.tally.add(rec)
         if self.pgn_file is not None:
-            print(rec.game, file=self.pgn_file, end="\n\n")
+            print(rec.pgn, file=self.pgn_file, end="\n\n")
             self.pgn_file.flush()
         if self.cfg.sprt and self.sprt_result is None:
             llr = self.llr()
@@ -180,17 +186,12 @@ class Match:
                 await engine.quit(timeout_s)
 
     def _after_fault(self, engine: EngineProcess, rec: GameRecord) -> None:
-        if rec.fault_kind == "crash" and not self.cfg.recover:
-            engine.kill()
-            self.abort(
-                f"{engine.name} crashed in game {rec.job.number} "
-                "(use --recover to restart it and go on)"
-            )
-        elif rec.fault_kind in ("crash", "stall", "illegal move"):
-            # Restart before the next game: its state is unknown after the fault.
-            engine.kill()
+        stop = after_fault(engine, rec, self.cfg.recover)
+        if stop is not None:
+            self.abort(stop)
 
-    async def run(self, first_engines: list[EngineProcess]) -> None:
+    def open_pgn(self) -> None:
+        """Open the PGN file for appending; MatchError if it cannot be written."""
         if self.cfg.pgn_path:
             try:
                 self.pgn_file = open(self.cfg.pgn_path, "a", encoding="utf-8")  # noqa: SIM115
@@ -198,6 +199,17 @@ class Match:
                 raise MatchError(
                     f"cannot write PGN {self.cfg.pgn_path!r}: {err.strerror}"
                 ) from None
+
+    def close_output(self) -> None:
+        """Close the PGN file and end the progress line."""
+        if self.pgn_file is not None:
+            self.pgn_file.close()
+            self.pgn_file = None
+        if self.cfg.progress and self.progress_is_tty:
+            sys.stderr.write("\n")
+
+    async def run(self, first_engines: list[EngineProcess]) -> None:
+        self.open_pgn()
         try:
             engine_sets = [first_engines]
             for _ in range(min(self.cfg.concurrency, len(self.jobs)) - 1):
@@ -209,10 +221,26 @@ class Match:
             if self.ending_engines is not None:
                 await self.ending_engines
         finally:
-            if self.pgn_file is not None:
-                self.pgn_file.close()
-            if self.cfg.progress and self.progress_is_tty:
-                sys.stderr.write("\n")
+            self.close_output()
+
+
+def after_fault(engine: EngineProcess, rec: GameRecord, recover: bool) -> Optional[str]:
+    """Kill ``engine`` after a fault that leaves it in an unknown state, so that it is
+    restarted before its next game; the reason to stop the match, if the fault stops it.
+
+    The one fault policy of the local runner and of a pair played on a worker
+    (``pairs``): a crash stops the match unless ``recover``.
+    """
+    if rec.fault_kind == "crash" and not recover:
+        engine.kill()
+        return (
+            f"{engine.name} crashed in game {rec.job.number} "
+            "(use --recover to restart it and go on)"
+        )
+    if rec.fault_kind in ("crash", "stall", "illegal move"):
+        # Restart before the next game: its state is unknown after the fault.
+        engine.kill()
+    return None
 
 
 class _StopSignals:

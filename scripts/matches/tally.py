@@ -58,7 +58,7 @@ class Tally:
         if record.fault_slot is not None and record.fault_kind is not None:
             counts = self.faults[record.fault_slot]
             counts[record.fault_kind] = counts.get(record.fault_kind, 0) + 1
-        moves = " ".join(move.uci() for move in record.game.mainline_moves())
+        moves = " ".join(record.moves)
         scores = self.pair_scores.setdefault(record.job.pair, [])
         scores.append(score)
         if len(scores) == 1:
@@ -148,6 +148,8 @@ def summary_dict(match: Match) -> dict[str, Any]:
         "sprt": sprt,
         "reasons": dict(sorted(t.reasons.items())),
         "faults": {match.names[slot]: dict(t.faults[slot]) for slot in (0, 1)},
+        "scheduler": cfg.scheduler,
+        "failed_pairs": list(match.failed_pairs),
         "stopped": match.stop_reason,
         "aborted": match.aborted,
         "interrupted": match.interrupted,
@@ -208,6 +210,12 @@ def format_summary(s: dict[str, Any]) -> str:
         if counts
     ]
     lines.append("Faults: " + ("; ".join(fault_parts) if fault_parts else "none"))
+    failed = s["failed_pairs"]
+    if failed:
+        lines.append(
+            f"Failed pairs (not counted): {len(failed)}: "
+            + "; ".join(f"pair {f['pair']}: {f['error']}" for f in failed)
+        )
     if s["pgn"]:
         lines.append(f"PGN: {s['pgn']}")
     if s["stopped"]:
