@@ -34,6 +34,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -209,6 +210,16 @@ def _first_done(futures: list[Future[Any]]) -> int:
     return next(i for i, future in enumerate(futures) if future.done())
 
 
+def dask_setup(worker: object) -> None:
+    """Dask's preload hook, run in each worker process of a ``local:N`` cluster.
+
+    Those workers share the caller's terminal, so a Ctrl-C reaches them too: they
+    ignore it (instead of printing a KeyboardInterrupt traceback each) and let the
+    caller stop the run and close the cluster.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _dask_client(scheduler: str) -> Any:
     try:
         import dask
@@ -227,8 +238,14 @@ def _dask_client(scheduler: str) -> Any:
             workers = 0
         if workers < 1:
             raise SchedulerUnavailableError(f"local:N needs a number of workers, not {scheduler!r}")
-        # A task whose worker dies is re-run, up to this many deaths.
-        dask.config.set({"distributed.scheduler.allowed-failures": DEFAULT_RETRIES + 1})
+        dask.config.set(
+            {
+                # A task whose worker dies is re-run, up to this many deaths.
+                "distributed.scheduler.allowed-failures": DEFAULT_RETRIES + 1,
+                # The workers share this terminal: they leave Ctrl-C to us (dask_setup).
+                "distributed.worker.preload": [__name__],
+            }
+        )
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=workers,
             threads_per_worker=1,

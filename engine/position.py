@@ -11,12 +11,18 @@
 
 Every delta is computed from the board *before* the push, with one or two
 ``piece_type_at`` calls, because a full recomputation (``zobrist_hash`` scans
-all 64 squares) costs 10-20 times more. This module must not search or evaluate beyond
-these sums, and must not call ``zobrist_hash`` except in ``__init__`` and
-``state_errors``.
+all 64 squares) costs 10-20 times more. Ordinary moves and captures are made
+on the board's bitboards directly (``_make``), leaving it exactly as
+``Board.push`` would but without python-chess's copy of the whole board state
+per move; castling, en passant and promotions go through ``Board.push``. The
+board stays a ``chess.Board`` that python-chess reads as usual. This module must
+not search or evaluate beyond these sums, and must not call ``zobrist_hash``
+except in ``__init__`` and ``state_errors``.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import chess
 import chess.polyglot
@@ -29,8 +35,13 @@ _TURN_KEY = ZOBRIST[780]
 _EP_FILE_KEYS = ZOBRIST[772:780]
 _BB_SQUARES = chess.BB_SQUARES
 _PAWN = chess.PAWN
-_KING = chess.KING
+_KNIGHT = chess.KNIGHT
+_BISHOP = chess.BISHOP
 _ROOK = chess.ROOK
+_QUEEN = chess.QUEEN
+_KING = chess.KING
+_BB_RANK_1 = chess.BB_RANK_1
+_BB_RANK_8 = chess.BB_RANK_8
 
 _CORNER_KEYS = {
     chess.H1: ZOBRIST[768],
@@ -99,6 +110,105 @@ def full_state(board: chess.Board) -> tuple[int, int, int, int]:
     return key, mg, eg, phase
 
 
+_Undo = tuple[int, int, int, Optional[int], int, int, int, int, chess.Move]
+"""What ``_unmake`` needs: piece type, captured type, castling rights, en passant
+square, halfmove clock, promoted mask, from and to bitboards, the move."""
+
+
+def _xor_pieces(board: chess.Board, piece_type: int, mask: int) -> None:
+    if piece_type == _PAWN:
+        board.pawns ^= mask
+    elif piece_type == _KNIGHT:
+        board.knights ^= mask
+    elif piece_type == _BISHOP:
+        board.bishops ^= mask
+    elif piece_type == _ROOK:
+        board.rooks ^= mask
+    elif piece_type == _QUEEN:
+        board.queens ^= mask
+    else:
+        board.kings ^= mask
+
+
+def _make(
+    board: chess.Board,
+    move: chess.Move,
+    from_sq: int,
+    to_sq: int,
+    to_bb: int,
+    piece_type: int,
+    captured: int,
+    us: bool,
+) -> _Undo:
+    """Make an ordinary move or capture (no castling, en passant or promotion) on the
+    board's bitboards, leaving the board exactly as ``Board.push`` would.
+
+    python-chess's push handles every kind of move and keeps a full copy of the
+    board's state per move; this handles the common kinds at a fraction of the
+    cost, and keeps only what ``_unmake`` needs.
+    """
+    from_bb = _BB_SQUARES[from_sq]
+    moved = from_bb | to_bb
+    undo = (
+        piece_type, captured, board.castling_rights, board.ep_square,
+        board.halfmove_clock, board.promoted, from_bb, to_bb, move,
+    )  # fmt: skip
+    _xor_pieces(board, piece_type, moved)
+    occupied_co = board.occupied_co
+    occupied_co[us] ^= moved
+    if captured:
+        _xor_pieces(board, captured, to_bb)
+        occupied_co[not us] ^= to_bb
+        board.occupied ^= from_bb
+        board.halfmove_clock = 0
+    else:
+        board.occupied ^= moved
+        board.halfmove_clock = 0 if piece_type == _PAWN else board.halfmove_clock + 1
+    promoted = board.promoted
+    if promoted & moved:
+        # Keep python-chess's record of promoted pieces (it follows the piece).
+        board.promoted = (promoted & ~moved) | (to_bb if promoted & from_bb else 0)
+    rights = board.castling_rights
+    if rights & moved or piece_type == _KING:
+        rights &= ~moved
+        if piece_type == _KING:
+            rights &= ~(_BB_RANK_1 if us else _BB_RANK_8)
+        board.castling_rights = rights
+    if piece_type == _PAWN and (to_sq - from_sq == 16 or from_sq - to_sq == 16):
+        board.ep_square = (from_sq + to_sq) >> 1
+    else:
+        board.ep_square = None
+    if not us:
+        board.fullmove_number += 1
+    board.turn = not us
+    board.move_stack.append(move)
+    return undo
+
+
+def _unmake(board: chess.Board, undo: _Undo) -> None:
+    """Take back a move made by ``_make``."""
+    piece_type, captured, rights, ep_square, halfmove, promoted, from_bb, to_bb, _ = undo
+    us = not board.turn
+    moved = from_bb | to_bb
+    _xor_pieces(board, piece_type, moved)
+    occupied_co = board.occupied_co
+    occupied_co[us] ^= moved
+    if captured:
+        _xor_pieces(board, captured, to_bb)
+        occupied_co[not us] ^= to_bb
+        board.occupied ^= from_bb
+    else:
+        board.occupied ^= moved
+    board.promoted = promoted
+    board.castling_rights = rights
+    board.ep_square = ep_square
+    board.halfmove_clock = halfmove
+    if not us:
+        board.fullmove_number -= 1
+    board.turn = us
+    board.move_stack.pop()
+
+
 class Position:
     """A board with its incremental key, evaluation sums and key history."""
 
@@ -109,7 +219,7 @@ class Position:
         self.board = board
         self.key, self.mg, self.eg, self.phase = full_state(board)
         self._ep_key = ep_key(board)
-        self._stack: list[tuple[int, int, int, int, int]] = []
+        self._stack: list[tuple[int, int, int, int, int, Optional[_Undo]]] = []
         self.keys: list[int] = [*self._history_keys(board), self.key]
 
     @staticmethod
@@ -139,6 +249,7 @@ class Position:
         eg = self.eg - EG_TABLE[base + from_sq]
         phase = self.phase
         to_bb = _BB_SQUARES[to_sq]
+        undo: Optional[_Undo] = None
 
         if piece_type == _KING and (to_bb & board.occupied_co[us] or abs(to_sq - from_sq) == 2):
             # Castling: king-takes-rook (Chess960 form) or two squares (standard form).
@@ -174,15 +285,19 @@ class Position:
             if move.promotion:
                 base = (2 * move.promotion - 2 + us) * 64
                 phase += PHASE_WEIGHT[move.promotion]
+            elif not captured or cap_sq == to_sq:
+                # An ordinary move or capture: made on the bitboards directly.
+                undo = _make(board, move, from_sq, to_sq, to_bb, piece_type, captured, us)
 
         key ^= ZOBRIST[base + to_sq]
         mg += MG_TABLE[base + to_sq]
         eg += EG_TABLE[base + to_sq]
 
-        old_rights = board.castling_rights
+        old_rights = undo[2] if undo is not None else board.castling_rights
         old_ep_key = self._ep_key
-        self._stack.append((self.key, self.mg, self.eg, self.phase, old_ep_key))
-        board.push(move)
+        self._stack.append((self.key, self.mg, self.eg, self.phase, old_ep_key, undo))
+        if undo is None:
+            board.push(move)  # castling, en passant, promotion: python-chess's own push
         if board.castling_rights != old_rights:
             key ^= castling_key(old_rights) ^ castling_key(board.castling_rights)
         new_ep_key = ep_key(board) if board.ep_square is not None else 0
@@ -196,13 +311,16 @@ class Position:
 
     def pop(self) -> None:
         """Unmake the last move (or null move)."""
-        self.board.pop()
-        self.key, self.mg, self.eg, self.phase, self._ep_key = self._stack.pop()
+        self.key, self.mg, self.eg, self.phase, self._ep_key, undo = self._stack.pop()
+        if undo is None:
+            self.board.pop()
+        else:
+            _unmake(self.board, undo)
         self.keys.pop()
 
     def push_null(self) -> None:
         """Pass the turn: only the side to move and the en passant part change."""
-        self._stack.append((self.key, self.mg, self.eg, self.phase, self._ep_key))
+        self._stack.append((self.key, self.mg, self.eg, self.phase, self._ep_key, None))
         board = self.board
         board.push(chess.Move.null())
         # No repetition reaches back across a pass: the positions before it were not

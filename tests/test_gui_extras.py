@@ -294,3 +294,32 @@ def test_repeating_time_control_games_keep_the_clock(tmp_path: Path) -> None:
                 if moves[mover] % 5 == 0:
                     clocks[mover] += 3.0
                 assert clocks[mover] > 0
+
+
+def test_polyglot_book_from_games(tmp_path: Path) -> None:
+    """scripts.matches.polyglot_book writes a book python-chess and Cutoff read."""
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text(
+        '[Result "1-0"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. O-O 1-0\n\n'
+        '[Result "0-1"]\n\n1. d4 d5 0-1\n\n'
+        '[FEN "4k3/8/8/8/8/8/4P3/4K2R w K - 0 1"]\n[SetUp "1"]\n[Result "1/2-1/2"]\n\n'
+        "1. O-O Kd7 1/2-1/2\n\n"
+        '[Result "*"]\n\n1. e4 Qxe4 *\n'
+    )
+    book = tmp_path / "book.bin"
+    done = subprocess.run(
+        [sys.executable, "-m", "scripts.matches.polyglot_book", str(pgn), "-o", str(book)],
+        cwd=str(REPO), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1 and "game 4" in done.stderr  # the broken game is reported
+    with chess.polyglot.open_reader(book) as reader:
+        assert reader.find(chess.Board()).move == chess.Move.from_uci("e2e4")  # won: weight 2
+        after = chess.Board()
+        for move in ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"):
+            after.push_uci(move)
+        assert reader.find(after).move == chess.Move.from_uci("e1g1")  # castling read back
+        start = chess.Board("4k3/8/8/8/8/8/4P3/4K2R w K - 0 1")
+        assert reader.find(start).move == chess.Move.from_uci("e1g1")
+    with chess.engine.SimpleEngine.popen_uci(engine_command()) as uci:
+        uci.configure({"OwnBook": True, "BookFile": str(book)})
+        assert uci.play(after, chess.engine.Limit(time=1)).move == chess.Move.from_uci("e1g1")

@@ -120,3 +120,47 @@ def test_repetition_matches_its_definition_on_random_histories() -> None:
         pos.keys = keys
         pos.board.halfmove_clock = clock
         assert pos.is_repetition() == expected, (keys, clock)
+
+
+def test_fast_make_unmake_leaves_the_board_as_python_chess_does() -> None:
+    """Ordinary moves and captures are made on the bitboards directly: after every
+    push and pop the board equals python-chess's own, field by field."""
+    import random
+
+    from engine.position import Position
+
+    def fields(board: chess.Board) -> tuple[object, ...]:
+        return (
+            board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+            board.kings, tuple(board.occupied_co), board.occupied, board.promoted,
+            board.turn, board.castling_rights, board.ep_square, board.halfmove_clock,
+            board.fullmove_number, tuple(board.move_stack),
+        )  # fmt: skip
+
+    rng = random.Random(5)
+    kiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+    promotions = "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1"
+    for game in range(60):
+        fen = (chess.STARTING_FEN, kiwipete, promotions)[game % 3]
+        pos = Position(chess.Board(fen))
+        reference = chess.Board(fen)
+        for _ in range(100):
+            moves = list(reference.legal_moves)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            before = fields(pos.board)
+            pos.push(move)
+            reference.push(move)
+            assert fields(pos.board) == fields(reference), reference.move_stack
+            assert not pos.state_errors()
+            if rng.random() < 0.3:
+                pos.pop()
+                reference.pop()
+                assert fields(pos.board) == before == fields(reference)
+                pos.push(move)
+                reference.push(move)
+        while reference.move_stack:
+            pos.pop()
+            reference.pop()
+            assert fields(pos.board) == fields(reference)

@@ -18,7 +18,6 @@ about chess.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
 import os
@@ -35,7 +34,6 @@ from engine.parallel import (
     run,
 )
 
-from . import pairs
 from .config import Config
 from .engines import default_names
 from .errors import MatchError
@@ -115,22 +113,10 @@ def run_pairs(cfg: Config) -> Match:
     return match
 
 
-def _local_workers_preload(scheduler: Optional[str]) -> contextlib.AbstractContextManager[Any]:
-    """Dask settings under which a ``local:N`` cluster's workers leave Ctrl-C to the
-    runner (``pairs.dask_setup``); nothing for other schedulers."""
-    if scheduler is None or not scheduler.startswith("local:"):
-        return contextlib.nullcontext()
-    dask = importlib.import_module("dask")
-    setting: contextlib.AbstractContextManager[Any] = dask.config.set(
-        {"distributed.worker.preload": [pairs.__name__]}
-    )
-    return setting
-
-
 def _play(match: Match) -> None:
     received = 0
     try:
-        with _StopSignals() as stop, _local_workers_preload(match.cfg.scheduler):
+        with _StopSignals() as stop:
             # run() is a generator: closing it is what cancels the rest.
             results = cast(
                 Generator[tuple[int, PairResult], None, None],

@@ -10,15 +10,14 @@ plain values that pickle. ``failed_pairs`` turns a task that failed on every att
 into results that say so, so that the client reports it instead of dropping it.
 
 It runs in worker processes and must not print, write files or keep score: the client
-(``dispatch``) records, counts and decides when to stop. The one signal it touches is
-SIGINT in a local cluster's workers (``dask_setup``), which is the runner's to handle.
+(``dispatch``) records, counts and decides when to stop. (A local cluster's workers
+leave Ctrl-C to the runner: engine.parallel sees to that.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
 from dataclasses import dataclass, field
 from typing import Optional
@@ -78,17 +77,6 @@ def failed_pairs(tasks: list[PairTask], error: BaseException) -> list[PairResult
     text = str(error).split(". ")[0].strip()
     reason = f"{type(error).__name__}: {text[:300]}"
     return [PairResult(task.pair, failure=reason) for task in tasks]
-
-
-def dask_setup(worker: object) -> None:
-    """Dask's preload hook, run in each worker process of a ``local:N`` cluster as it
-    starts (``dispatch`` names this module as the workers' preload).
-
-    Those workers share the runner's terminal, so a Ctrl-C reaches them too: they
-    ignore it (printing a KeyboardInterrupt traceback each) and let the runner end the
-    match and close the cluster, as its engines do in their own process groups.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _where() -> str:
