@@ -149,7 +149,7 @@ class MovePicker:
                 order_moves(board, evasions, tt_code, killer_1, killer_2, self.history),
             )
             return
-        captures = order_captures(board, list(board.generate_pseudo_legal_captures()), tt_code)
+        captures = order_captures(board, pseudo_legal_captures(board), tt_code)
         bad_captures: list[chess.Move] = []
         if self.split_bad_captures:
             captures = split_bad_captures(board, captures, bad_captures)
@@ -158,13 +158,179 @@ class MovePicker:
         if killers:
             yield STAGE_KILLERS, killers
         if self.searched < self.quiet_limit:
-            quiets = board.generate_pseudo_legal_moves(_BB_ALL, ~board.occupied_co[not board.turn])
+            quiets = pseudo_legal_quiets(board)
             yield (
                 STAGE_QUIETS,
-                order_quiets(board, list(quiets), (tt_code, killer_1, killer_2), self.history),
+                order_quiets(board, quiets, (tt_code, killer_1, killer_2), self.history),
             )
         if bad_captures:
             yield STAGE_BAD_CAPTURES, bad_captures
+
+
+_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS = chess.BB_KING_ATTACKS
+_DIAG_ATTACKS = chess.BB_DIAG_ATTACKS
+_DIAG_MASKS = chess.BB_DIAG_MASKS
+_RANK_ATTACKS = chess.BB_RANK_ATTACKS
+_RANK_MASKS = chess.BB_RANK_MASKS
+_FILE_ATTACKS = chess.BB_FILE_ATTACKS
+_FILE_MASKS = chess.BB_FILE_MASKS
+_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+_BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_EP_RANKS = (chess.BB_RANK_4, chess.BB_RANK_5)
+"""The rank a pawn captures en passant from, by the side to move."""
+_Move = chess.Move
+_UNDER_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+
+
+def pseudo_legal_captures(board: chess.Board) -> list[chess.Move]:
+    """``list(board.generate_pseudo_legal_captures())``, the same moves in the same order,
+    in about a third of the time.
+
+    python-chess's generator serves every kind of move and mask and finds each
+    piece's attacks through a general dispatch; quiescence asks for captures alone,
+    at most of its nodes. The order matters (it breaks the ties of MVV-LVA), so it is
+    python-chess's: pieces from the highest square down, each one's targets likewise,
+    then pawns the same way (promotions as queen, rook, bishop, knight), then en
+    passant.
+    """
+    us = board.turn
+    them = board.occupied_co[not us]
+    ours = board.occupied_co[us]
+    occupied = board.occupied
+    pawns = board.pawns
+    moves: list[chess.Move] = []
+    append = moves.append
+    pieces = ours & ~pawns
+    if pieces:
+        knights = board.knights
+        bishops = board.bishops
+        rooks = board.rooks
+        queens = board.queens
+        while pieces:
+            square = pieces.bit_length() - 1
+            bit = 1 << square
+            pieces ^= bit
+            if bit & knights:
+                targets = _KNIGHT_ATTACKS[square]
+            elif bit & bishops:
+                targets = _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
+            elif bit & rooks:
+                targets = (
+                    _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
+                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+                )
+            elif bit & queens:
+                targets = (
+                    _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
+                    | _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
+                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+                )
+            else:
+                targets = _KING_ATTACKS[square]
+            targets &= them
+            while targets:
+                target = targets.bit_length() - 1
+                targets ^= 1 << target
+                append(_Move(square, target))
+    our_pawns = pawns & ours
+    if our_pawns:
+        attacks = _PAWN_ATTACKS[us]
+        capturers = our_pawns
+        while capturers:
+            square = capturers.bit_length() - 1
+            capturers ^= 1 << square
+            targets = attacks[square] & them
+            while targets:
+                target = targets.bit_length() - 1
+                bit = 1 << target
+                targets ^= bit
+                if bit & _BACK_RANKS:
+                    for piece in _UNDER_PROMOTIONS:
+                        append(_Move(square, target, piece))
+                else:
+                    append(_Move(square, target))
+        ep_square = board.ep_square
+        if ep_square is not None and not occupied & (1 << ep_square):
+            capturers = our_pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANKS[us]
+            while capturers:
+                square = capturers.bit_length() - 1
+                capturers ^= 1 << square
+                append(_Move(square, ep_square))
+    return moves
+
+
+def pseudo_legal_quiets(board: chess.Board) -> list[chess.Move]:
+    """``list(board.generate_pseudo_legal_moves(BB_ALL, ~them))`` without its en passant
+    captures (which come last there): the same quiet moves in the same order.
+
+    python-chess's order matters here too (history ties are broken by it): pieces
+    from the highest square down, castling, pawn single steps, then double steps.
+    """
+    us = board.turn
+    ours = board.occupied_co[us]
+    occupied = board.occupied
+    empty = ~occupied
+    pawns = board.pawns
+    moves: list[chess.Move] = []
+    append = moves.append
+    pieces = ours & ~pawns
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
+    while pieces:
+        square = pieces.bit_length() - 1
+        bit = 1 << square
+        pieces ^= bit
+        if bit & knights:
+            targets = _KNIGHT_ATTACKS[square]
+        elif bit & bishops:
+            targets = _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
+        elif bit & rooks:
+            targets = (
+                _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
+                | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+            )
+        elif bit & queens:
+            targets = (
+                _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
+                | _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
+                | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
+            )
+        else:
+            targets = _KING_ATTACKS[square]
+        targets &= empty
+        while targets:
+            target = targets.bit_length() - 1
+            targets ^= 1 << target
+            append(_Move(square, target))
+    if board.castling_rights & ours:
+        moves.extend(board.generate_castling_moves())
+    our_pawns = pawns & ours
+    if our_pawns:
+        if us:
+            single = our_pawns << 8 & empty
+            double = single << 8 & empty & chess.BB_RANK_4
+            step = 8
+        else:
+            single = our_pawns >> 8 & empty
+            double = single >> 8 & empty & chess.BB_RANK_5
+            step = -8
+        while single:
+            target = single.bit_length() - 1
+            bit = 1 << target
+            single ^= bit
+            if bit & _BACK_RANKS:
+                for piece in _UNDER_PROMOTIONS:
+                    append(_Move(target - step, target, piece))
+            else:
+                append(_Move(target - step, target))
+        while double:
+            target = double.bit_length() - 1
+            double ^= 1 << target
+            append(_Move(target - 2 * step, target))
+    return moves
 
 
 def quiescence_moves(board: chess.Board, history: list[int], in_check: bool) -> list[chess.Move]:
@@ -176,7 +342,7 @@ def quiescence_moves(board: chess.Board, history: list[int], in_check: bool) -> 
     """
     if in_check:
         return order_moves(board, list(board.generate_legal_moves()), -1, 0, 0, history)
-    noisy = list(board.generate_pseudo_legal_captures())
+    noisy = pseudo_legal_captures(board)
     promotion_rank = chess.BB_RANK_7 if board.turn else chess.BB_RANK_2
     if board.pawns & board.occupied_co[board.turn] & promotion_rank:
         noisy.extend(
