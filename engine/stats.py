@@ -393,6 +393,7 @@ def plot(data: dict[str, Any], path: Union[str, Path]) -> None:
         depths = sorted(series)
         axes.plot(depths, [series[d] for d in depths], linestyle="--", linewidth=1, label=name)
     axes.set_yscale("log")
+    axes.set_xticks(range(1, data["depth"] + 1))
     axes.set_xlabel("depth (plies)")
     axes.set_ylabel("leaves (nodes for the full search), summed over positions")
     axes.set_title(
