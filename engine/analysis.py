@@ -37,7 +37,7 @@ from engine.controller import Controller
 from engine.limits import SearchLimits
 from engine.options import HASH, MOVE_OVERHEAD, MULTIPV, Options
 from engine.score import is_mate_score, mate_in_moves
-from engine.search import IterationInfo
+from engine.search import BestMove, IterationInfo
 from engine.tt import BOUND_EXACT
 from engine.uci_text import legal_pv
 
@@ -98,14 +98,8 @@ class _Collector:
         if info.bound == BOUND_EXACT:
             self.lines[info.multipv] = info
 
-    def bestmove(
-        self,
-        root: chess.Board,
-        move: Optional[chess.Move],
-        ponder: Optional[chess.Move],
-        chess960: bool,
-    ) -> None:
-        self.best = move
+    def bestmove(self, root: chess.Board, played: BestMove, chess960: bool) -> None:
+        self.best = played.move
 
     def text(self, line: str) -> None:
         self.messages.append(line)

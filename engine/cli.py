@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, TextIO
 
 import chess.engine
 
@@ -81,6 +81,21 @@ def _limit(args: argparse.Namespace) -> chess.engine.Limit:
     return limit
 
 
+def _command(
+    commands: argparse._SubParsersAction[_Parser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    quiet: bool = True,
+    **texts: Any,
+) -> argparse.ArgumentParser:
+    """A subcommand that runs ``run``; ``quiet``: it has a progress bar to turn off."""
+    parser = commands.add_parser(name, **texts)
+    if quiet:
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="cutoff",
@@ -90,8 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"Cutoff {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    analyse = commands.add_parser(
+    analyse = _command(
+        commands,
         "analyse",
+        _analyse,
         aliases=["analyze"],
         help="analyse positions: FENs, EPD/PGN files, stdin",
         description="Analyse positions and print a table, JSON Lines or CSV, one result "
@@ -144,11 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on Dask: tcp://HOST:PORT, or local:N for N local workers "
         "(needs the 'dask' extra)",
     )
-    analyse.add_argument("--quiet", action="store_true", help="no progress bar")
-    analyse.set_defaults(run=_analyse, form="table")
+    analyse.set_defaults(form="table")
 
-    annotate = commands.add_parser(
+    annotate = _command(
+        commands,
         "annotate",
+        _annotate,
         help="annotate the games of a PGN file",
         description="Analyse every position of every game and write the games annotated: "
         "[%%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
@@ -166,11 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
         "numbered from the second game)",
     )
     _add_limits(annotate, mate=False)
-    annotate.add_argument("--quiet", action="store_true", help="no progress bar")
-    annotate.set_defaults(run=_annotate)
 
-    stats = commands.add_parser(
+    stats = _command(
+        commands,
         "stats",
+        _stats,
         help="what alpha-beta saves, measured: textbook searches against Cutoff's",
         description="Count the leaves of minimax, alpha-beta (fail-hard, fail-soft; "
         "random and Cutoff's move order) and PVS, and the nodes of Cutoff's full search, "
@@ -193,11 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stats.add_argument("--json", action="store_true", help="the figures as JSON")
     stats.add_argument("--plot", type=Path, metavar="OUT.png", help="nodes against depth")
-    stats.add_argument("--quiet", action="store_true", help="no progress bar")
-    stats.set_defaults(run=_stats)
 
-    bench = commands.add_parser(
+    bench = _command(
+        commands,
         "bench",
+        _bench,
+        quiet=False,
         help="the fixed bench: node count and speed",
         description="Search the bench positions to a fixed depth: the node count (the "
         "engine's signature), nodes per second and the effective branching factor.",
@@ -213,7 +232,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="searchers (Lazy SMP helpers beyond 1; nodes then vary)",
     )
-    bench.set_defaults(run=_bench)
     return parser
 
 

@@ -52,7 +52,14 @@ from engine.options import (
 )
 from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MATE, MAX_PLY
-from engine.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
+from engine.search import (
+    BestMove,
+    IterationInfo,
+    SearchControl,
+    Searcher,
+    SearchParams,
+    SearchResult,
+)
 from engine.smp import HelperPool
 from engine.strength import Weakness, elo_for_skill, pick, weakness
 from engine.tablebase import Tablebases
@@ -67,14 +74,8 @@ class Output(Protocol):
     def info(self, info: IterationInfo, root: chess.Board, chess960: bool) -> None:
         """An iteration's report (or the closing report before the move is played)."""
 
-    def bestmove(
-        self,
-        root: chess.Board,
-        move: Optional[chess.Move],
-        ponder: Optional[chess.Move],
-        chess960: bool,
-    ) -> None:
-        """The move played (None: no legal move), once per search."""
+    def bestmove(self, root: chess.Board, played: BestMove, chess960: bool) -> None:
+        """The move played, once per search."""
 
     def text(self, line: str) -> None:
         """A line of text: ``info string``, perft counts, the bench."""
@@ -457,7 +458,7 @@ class Controller:
             score = -MATE if root.is_check() else 0
             info = IterationInfo(0, 0, 1, score, BOUND_EXACT, 0, 0, 0, [])
             self._out.info(info, root, job.chess960)
-            self._out.bestmove(root, None, None, job.chess960)
+            self._out.bestmove(root, BestMove(None), job.chess960)
             return
         best = result.best_move if result is not None else None
         if best is None or best not in legal:
@@ -474,7 +475,7 @@ class Controller:
             or job.weakness is not None
         ):
             self._out.info(self._closing_info(job, result, best, ponder), root, job.chess960)
-        self._out.bestmove(root, best, ponder, job.chess960)
+        self._out.bestmove(root, BestMove(best, ponder), job.chess960)
 
     def _weakened_move(self, job: _Job, best: chess.Move) -> chess.Move:
         """Weakened play: a move among the lines near the best (engine.strength)."""

@@ -183,98 +183,13 @@ _Move = chess.Move
 _UNDER_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
 
-def pseudo_legal_captures(board: chess.Board) -> list[chess.Move]:
-    """``list(board.generate_pseudo_legal_captures())``, the same moves in the same order,
-    in about a third of the time.
-
-    python-chess's generator serves every kind of move and mask and finds each
-    piece's attacks through a general dispatch; quiescence asks for captures alone,
-    at most of its nodes. The order matters (it breaks the ties of MVV-LVA), so it is
-    python-chess's: pieces from the highest square down, each one's targets likewise,
-    then pawns the same way (promotions as queen, rook, bishop, knight), then en
-    passant.
-    """
-    us = board.turn
-    them = board.occupied_co[not us]
-    ours = board.occupied_co[us]
-    occupied = board.occupied
-    pawns = board.pawns
-    moves: list[chess.Move] = []
+def _piece_moves(
+    board: chess.Board, pieces: int, targets_mask: int, moves: list[chess.Move]
+) -> None:
+    """Append the moves of ``pieces`` (no pawns) onto ``targets_mask``, in python-chess's
+    order: pieces from the highest square down, each one's targets likewise."""
     append = moves.append
-    pieces = ours & ~pawns
-    if pieces:
-        knights = board.knights
-        bishops = board.bishops
-        rooks = board.rooks
-        queens = board.queens
-        while pieces:
-            square = pieces.bit_length() - 1
-            bit = 1 << square
-            pieces ^= bit
-            if bit & knights:
-                targets = _KNIGHT_ATTACKS[square]
-            elif bit & bishops:
-                targets = _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
-            elif bit & rooks:
-                targets = (
-                    _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
-                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
-                )
-            elif bit & queens:
-                targets = (
-                    _DIAG_ATTACKS[square][_DIAG_MASKS[square] & occupied]
-                    | _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
-                    | _FILE_ATTACKS[square][_FILE_MASKS[square] & occupied]
-                )
-            else:
-                targets = _KING_ATTACKS[square]
-            targets &= them
-            while targets:
-                target = targets.bit_length() - 1
-                targets ^= 1 << target
-                append(_Move(square, target))
-    our_pawns = pawns & ours
-    if our_pawns:
-        attacks = _PAWN_ATTACKS[us]
-        capturers = our_pawns
-        while capturers:
-            square = capturers.bit_length() - 1
-            capturers ^= 1 << square
-            targets = attacks[square] & them
-            while targets:
-                target = targets.bit_length() - 1
-                bit = 1 << target
-                targets ^= bit
-                if bit & _BACK_RANKS:
-                    for piece in _UNDER_PROMOTIONS:
-                        append(_Move(square, target, piece))
-                else:
-                    append(_Move(square, target))
-        ep_square = board.ep_square
-        if ep_square is not None and not occupied & (1 << ep_square):
-            capturers = our_pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANKS[us]
-            while capturers:
-                square = capturers.bit_length() - 1
-                capturers ^= 1 << square
-                append(_Move(square, ep_square))
-    return moves
-
-
-def pseudo_legal_quiets(board: chess.Board) -> list[chess.Move]:
-    """``list(board.generate_pseudo_legal_moves(BB_ALL, ~them))`` without its en passant
-    captures (which come last there): the same quiet moves in the same order.
-
-    python-chess's order matters here too (history ties are broken by it): pieces
-    from the highest square down, castling, pawn single steps, then double steps.
-    """
-    us = board.turn
-    ours = board.occupied_co[us]
     occupied = board.occupied
-    empty = ~occupied
-    pawns = board.pawns
-    moves: list[chess.Move] = []
-    append = moves.append
-    pieces = ours & ~pawns
     knights = board.knights
     bishops = board.bishops
     rooks = board.rooks
@@ -300,11 +215,78 @@ def pseudo_legal_quiets(board: chess.Board) -> list[chess.Move]:
             )
         else:
             targets = _KING_ATTACKS[square]
-        targets &= empty
+        targets &= targets_mask
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
             append(_Move(square, target))
+
+
+def _pawn_move(moves: list[chess.Move], from_sq: int, to_sq: int) -> None:
+    """Append a pawn move: the four promotions (queen first) on the last rank."""
+    if (1 << to_sq) & _BACK_RANKS:
+        for piece in _UNDER_PROMOTIONS:
+            moves.append(_Move(from_sq, to_sq, piece))
+    else:
+        moves.append(_Move(from_sq, to_sq))
+
+
+def pseudo_legal_captures(board: chess.Board) -> list[chess.Move]:
+    """``list(board.generate_pseudo_legal_captures())``, the same moves in the same order,
+    in about a third of the time.
+
+    python-chess's generator serves every kind of move and mask and finds each
+    piece's attacks through a general dispatch; quiescence asks for captures alone,
+    at most of its nodes. The order matters (it breaks the ties of MVV-LVA), so it is
+    python-chess's: pieces from the highest square down, each one's targets likewise,
+    then pawns the same way (promotions as queen, rook, bishop, knight), then en
+    passant.
+    """
+    us = board.turn
+    them = board.occupied_co[not us]
+    ours = board.occupied_co[us]
+    occupied = board.occupied
+    pawns = board.pawns
+    moves: list[chess.Move] = []
+    append = moves.append
+    _piece_moves(board, ours & ~pawns, them, moves)
+    our_pawns = pawns & ours
+    if our_pawns:
+        attacks = _PAWN_ATTACKS[us]
+        capturers = our_pawns
+        while capturers:
+            square = capturers.bit_length() - 1
+            capturers ^= 1 << square
+            targets = attacks[square] & them
+            while targets:
+                target = targets.bit_length() - 1
+                targets ^= 1 << target
+                _pawn_move(moves, square, target)
+        ep_square = board.ep_square
+        if ep_square is not None and not occupied & (1 << ep_square):
+            capturers = our_pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANKS[us]
+            while capturers:
+                square = capturers.bit_length() - 1
+                capturers ^= 1 << square
+                append(_Move(square, ep_square))
+    return moves
+
+
+def pseudo_legal_quiets(board: chess.Board) -> list[chess.Move]:
+    """``list(board.generate_pseudo_legal_moves(BB_ALL, ~them))`` without its en passant
+    captures (which come last there): the same quiet moves in the same order.
+
+    python-chess's order matters here too (history ties are broken by it): pieces
+    from the highest square down, castling, pawn single steps, then double steps.
+    """
+    us = board.turn
+    ours = board.occupied_co[us]
+    occupied = board.occupied
+    empty = ~occupied
+    pawns = board.pawns
+    moves: list[chess.Move] = []
+    append = moves.append
+    _piece_moves(board, ours & ~pawns, empty, moves)
     if board.castling_rights & ours:
         moves.extend(board.generate_castling_moves())
     our_pawns = pawns & ours
@@ -319,13 +301,8 @@ def pseudo_legal_quiets(board: chess.Board) -> list[chess.Move]:
             step = -8
         while single:
             target = single.bit_length() - 1
-            bit = 1 << target
-            single ^= bit
-            if bit & _BACK_RANKS:
-                for piece in _UNDER_PROMOTIONS:
-                    append(_Move(target - step, target, piece))
-            else:
-                append(_Move(target - step, target))
+            single ^= 1 << target
+            _pawn_move(moves, target - step, target)
         while double:
             target = double.bit_length() - 1
             double ^= 1 << target

@@ -146,6 +146,16 @@ def _here(
         yield (number, len(chunk)), results
 
 
+def _take(
+    chunks: Iterator[tuple[int, list[T]]], wanted: int, exhausted: bool
+) -> tuple[list[tuple[int, list[T]]], bool]:
+    """Up to ``wanted`` more chunks to submit, and whether the input has run out."""
+    if exhausted or wanted <= 0:
+        return [], exhausted
+    fresh = list(itertools.islice(chunks, wanted))
+    return fresh, len(fresh) < wanted
+
+
 class _Reorder:
     """Finished chunks, handed out in chunk order or as they finish."""
 
@@ -178,12 +188,8 @@ def _processes(
     try:
         exhausted = False
         while pending or not exhausted:
-            while not exhausted and len(pending) < IN_FLIGHT_PER_WORKER * jobs:
-                entry = next(chunks, None)
-                if entry is None:
-                    exhausted = True
-                    break
-                number, chunk = entry
+            fresh, exhausted = _take(chunks, IN_FLIGHT_PER_WORKER * jobs - len(pending), exhausted)
+            for number, chunk in fresh:
                 pending.append((number, chunk, pool.submit(function, chunk)))
             if not pending:
                 break
@@ -282,12 +288,9 @@ def _dask(
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         exhausted = False
         while pending or not exhausted:
-            while not exhausted and len(pending) < IN_FLIGHT_PER_WORKER * workers:
-                entry = next(chunks, None)
-                if entry is None:
-                    exhausted = True
-                    break
-                number, chunk = entry
+            wanted = IN_FLIGHT_PER_WORKER * workers - len(pending)
+            fresh, exhausted = _take(chunks, wanted, exhausted)
+            for number, chunk in fresh:
                 future = client.submit(function, chunk, retries=retries, pure=False)
                 pending[future] = (number, chunk)
             if not pending:
@@ -313,12 +316,19 @@ def _dask(
                 continue
             for future in done:
                 number, chunk = pending.pop(future)
-                if future.status == "finished":
-                    results = future.result()
-                elif future.status == "cancelled":
+                if future.status == "cancelled":
                     raise SchedulerLostError("the Dask scheduler cancelled the run's tasks")
-                else:
-                    results = _failed(chunk, future.exception(), on_failure)
+                try:
+                    # Fetching a finished task's result (or error) goes to the
+                    # scheduler too, which may have gone away since it reported.
+                    if future.status == "finished":
+                        results = future.result()
+                    else:
+                        results = _failed(chunk, future.exception(), on_failure)
+                except (CancelledError, OSError) as error:
+                    raise SchedulerLostError(
+                        f"the Dask scheduler went away ({type(error).__name__})"
+                    ) from None
                 yield from reorder.add(number, ((number, len(chunk)), results))
     finally:
         if pending:

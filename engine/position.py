@@ -130,6 +130,23 @@ def _xor_pieces(board: chess.Board, piece_type: int, mask: int) -> None:
         board.kings ^= mask
 
 
+def _toggle(
+    board: chess.Board, piece_type: int, captured: int, from_bb: int, to_bb: int, us: bool
+) -> None:
+    """Move a piece between two squares (capturing on the second) on the bitboards, or
+    back: the same exclusive-ors make the move and take it back."""
+    moved = from_bb | to_bb
+    _xor_pieces(board, piece_type, moved)
+    occupied_co = board.occupied_co
+    occupied_co[us] ^= moved
+    if captured:
+        _xor_pieces(board, captured, to_bb)
+        occupied_co[not us] ^= to_bb
+        board.occupied ^= from_bb
+    else:
+        board.occupied ^= moved
+
+
 def _make(
     board: chess.Board,
     move: chess.Move,
@@ -153,17 +170,11 @@ def _make(
         piece_type, captured, board.castling_rights, board.ep_square,
         board.halfmove_clock, board.promoted, from_bb, to_bb, move,
     )  # fmt: skip
-    _xor_pieces(board, piece_type, moved)
-    occupied_co = board.occupied_co
-    occupied_co[us] ^= moved
-    if captured:
-        _xor_pieces(board, captured, to_bb)
-        occupied_co[not us] ^= to_bb
-        board.occupied ^= from_bb
+    _toggle(board, piece_type, captured, from_bb, to_bb, us)
+    if captured or piece_type == _PAWN:
         board.halfmove_clock = 0
     else:
-        board.occupied ^= moved
-        board.halfmove_clock = 0 if piece_type == _PAWN else board.halfmove_clock + 1
+        board.halfmove_clock += 1
     promoted = board.promoted
     if promoted & moved:
         # Keep python-chess's record of promoted pieces (it follows the piece).
@@ -182,23 +193,33 @@ def _make(
         board.fullmove_number += 1
     board.turn = not us
     board.move_stack.append(move)
+    board._stack.append(_Restore(undo))  # type: ignore[arg-type]
     return undo
 
 
-def _unmake(board: chess.Board, undo: _Undo) -> None:
-    """Take back a move made by ``_make``."""
+class _Restore:
+    """Stands in ``Board._stack`` for a move made by ``_make``.
+
+    python-chess keeps one saved state per move in ``_stack`` beside ``move_stack``;
+    ``Board.pop`` and ``Board.copy`` rely on the two lists being the same length.
+    This entry keeps them so (a board made through a Position can be copied, popped
+    and replayed like any other), and restores by taking the move back.
+    """
+
+    __slots__ = ("undo",)
+
+    def __init__(self, undo: _Undo) -> None:
+        self.undo = undo
+
+    def restore(self, board: chess.Board) -> None:
+        """Called by ``Board.pop`` after it has popped the move itself."""
+        _take_back(board, self.undo)
+
+
+def _take_back(board: chess.Board, undo: _Undo) -> None:
     piece_type, captured, rights, ep_square, halfmove, promoted, from_bb, to_bb, _ = undo
     us = not board.turn
-    moved = from_bb | to_bb
-    _xor_pieces(board, piece_type, moved)
-    occupied_co = board.occupied_co
-    occupied_co[us] ^= moved
-    if captured:
-        _xor_pieces(board, captured, to_bb)
-        occupied_co[not us] ^= to_bb
-        board.occupied ^= from_bb
-    else:
-        board.occupied ^= moved
+    _toggle(board, piece_type, captured, from_bb, to_bb, us)
     board.promoted = promoted
     board.castling_rights = rights
     board.ep_square = ep_square
@@ -206,7 +227,13 @@ def _unmake(board: chess.Board, undo: _Undo) -> None:
     if not us:
         board.fullmove_number -= 1
     board.turn = us
+
+
+def _unmake(board: chess.Board, undo: _Undo) -> None:
+    """Take back a move made by ``_make``."""
+    _take_back(board, undo)
     board.move_stack.pop()
+    board._stack.pop()
 
 
 class Position:

@@ -161,11 +161,17 @@ class TextbookSearch:
     def alphabeta(self, board: chess.Board, depth: int, soft: bool) -> int:
         """Alpha-beta to ``depth`` with a full window, fail-soft or fail-hard."""
         self._start(board)
-        return self._alphabeta(-INFINITE, INFINITE, depth, 0, PV, soft)
+        return self._search(-INFINITE, INFINITE, depth, 0, PV, soft, False)
 
-    def _alphabeta(
-        self, alpha: int, beta: int, depth: int, ply: int, node_type: str, soft: bool
+    def pvs(self, board: chess.Board, depth: int) -> int:
+        """Principal variation search to ``depth`` (fail-soft), full window at the root."""
+        self._start(board)
+        return self._search(-INFINITE, INFINITE, depth, 0, PV, True, True)
+
+    def _search(
+        self, alpha: int, beta: int, depth: int, ply: int, node_type: str, soft: bool, pvs: bool
     ) -> int:
+        """Alpha-beta (``pvs``: with zero windows after the first move) below one node."""
         self.counts.nodes += 1
         if depth == 0:
             return self._clamp(self._leaf(), alpha, beta, soft)
@@ -176,10 +182,16 @@ class TextbookSearch:
         original_alpha = alpha
         best = -INFINITE
         for index, move in enumerate(moves):
+            child_type = _child_type(node_type, index)
             self._pos.push(move)
-            score = -self._alphabeta(
-                -beta, -alpha, depth - 1, ply + 1, _child_type(node_type, index), soft
-            )
+            if pvs and index:
+                score = -self._search(-alpha - 1, -alpha, depth - 1, ply + 1, child_type, soft, pvs)
+                if alpha < score < beta:
+                    # It beat the first move: search it again with the whole window.
+                    self.counts.researches += 1
+                    score = -self._search(-beta, -alpha, depth - 1, ply + 1, PV, soft, pvs)
+            else:
+                score = -self._search(-beta, -alpha, depth - 1, ply + 1, child_type, soft, pvs)
             self._pos.pop()
             if score > best:
                 best = score
@@ -198,41 +210,3 @@ class TextbookSearch:
         if soft:
             return score
         return alpha if score <= alpha else beta if score >= beta else score
-
-    def pvs(self, board: chess.Board, depth: int) -> int:
-        """Principal variation search to ``depth`` (fail-soft), full window at the root."""
-        self._start(board)
-        return self._pvs(-INFINITE, INFINITE, depth, 0, PV)
-
-    def _pvs(self, alpha: int, beta: int, depth: int, ply: int, node_type: str) -> int:
-        self.counts.nodes += 1
-        if depth == 0:
-            return self._leaf()
-        moves = self._moves(ply)
-        if not moves:
-            return self._terminal(ply)
-        self._enter(node_type, moves)
-        original_alpha = alpha
-        best = -INFINITE
-        for index, move in enumerate(moves):
-            child_type = _child_type(node_type, index)
-            self._pos.push(move)
-            if index == 0:
-                score = -self._pvs(-beta, -alpha, depth - 1, ply + 1, child_type)
-            else:
-                score = -self._pvs(-alpha - 1, -alpha, depth - 1, ply + 1, child_type)
-                if alpha < score < beta:
-                    # It beat the first move: search it again with the whole window.
-                    self.counts.researches += 1
-                    score = -self._pvs(-beta, -alpha, depth - 1, ply + 1, PV)
-            self._pos.pop()
-            if score > best:
-                best = score
-            if score > alpha:
-                alpha = score
-            if alpha >= beta:
-                self._learn(move, ply, depth)
-                self._leave(best, original_alpha, beta, index)
-                return best
-        self._leave(best, original_alpha, beta, -1)
-        return best

@@ -27,7 +27,7 @@ from engine.score import uci_score
 from engine.tt import BOUND_EXACT, BOUND_LOWER
 
 if TYPE_CHECKING:  # the search is imported after the UCI handshake, not with this module
-    from engine.search import IterationInfo
+    from engine.search import BestMove, IterationInfo
 
 
 def printable(text: str, limit: int = 80) -> str:
@@ -121,13 +121,8 @@ class TextOutput:
         else:
             self._write(format_info(info, root, chess960))
 
-    def bestmove(
-        self,
-        root: chess.Board,
-        move: Optional[chess.Move],
-        ponder: Optional[chess.Move],
-        chess960: bool,
-    ) -> None:
+    def bestmove(self, root: chess.Board, played: BestMove, chess960: bool) -> None:
+        move, ponder = played.move, played.ponder
         if move is None:
             self._write("bestmove (none)")
             return

@@ -212,6 +212,7 @@ def _match(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @needs_syzygy
 @pytest.mark.skipif(shutil.which("stockfish") is None, reason="stockfish is not installed")
+@pytest.mark.slow
 def test_tablebase_endgames_are_converted_in_games(tmp_path: Path) -> None:
     """KQK, KRK and KPK wins converted, a KPK draw held, against Stockfish."""
     openings = tmp_path / "endings.epd"
@@ -265,6 +266,7 @@ def test_weakened_play_is_legal_fast_and_keeps_wins(engine: Engine) -> None:
     assert chess.Move.from_uci(bestmove_of(best)) in chess.Board().legal_moves
 
 
+@pytest.mark.slow
 def test_repeating_time_control_games_keep_the_clock(tmp_path: Path) -> None:
     """5 moves in 3 s, repeating: no time loss, and no move over half the clock left
     while another move is due before the control."""

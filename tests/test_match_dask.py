@@ -63,6 +63,7 @@ def outcome(summary: dict[str, Any]) -> tuple[Any, ...]:
 
 
 @pytest.mark.usefixtures("cutoff")
+@pytest.mark.slow
 def test_local_cluster_plays_the_local_games(tmp_path: Path) -> None:
     args = ["--engine", cutoff_spec("big") + " nodes=300",
             "--engine", cutoff_spec("small") + " nodes=150",
@@ -119,6 +120,7 @@ def _worker_with_engines(runner: int) -> int:
     raise AssertionError("no worker is playing a pair")
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_pair(tmp_path: Path) -> None:
     pgn = tmp_path / "killed.pgn"
     pids = tmp_path / "engines.pid"
@@ -159,6 +161,7 @@ def test_a_killed_worker_loses_no_pair(tmp_path: Path) -> None:
     assert still_running([int(pid) for pid in pids.read_text().split()]) == []
 
 
+@pytest.mark.slow
 def test_a_pair_whose_worker_always_dies_is_reported(tmp_path: Path) -> None:
     pgn = tmp_path / "failed.pgn"
     code, summary, err = run_match(
@@ -178,6 +181,7 @@ def test_a_pair_whose_worker_always_dies_is_reported(tmp_path: Path) -> None:
     [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
     ids=["SIGTERM to the runner", "Ctrl-C to the terminal's process group"],
 )
+@pytest.mark.slow
 def test_a_signal_ends_a_dask_match_with_its_summary(
     tmp_path: Path, signum: int, group: bool, status: int
 ) -> None:

@@ -154,13 +154,20 @@ def test_fast_make_unmake_leaves_the_board_as_python_chess_does() -> None:
             reference.push(move)
             assert fields(pos.board) == fields(reference), reference.move_stack
             assert not pos.state_errors()
+            # python-chess's own copy and pop work on the board a Position made.
+            copied = pos.board.copy()
+            copied.pop()
+            assert fields(copied) == before
             if rng.random() < 0.3:
                 pos.pop()
                 reference.pop()
                 assert fields(pos.board) == before == fields(reference)
                 pos.push(move)
                 reference.push(move)
+        replay = pos.board.copy()
         while reference.move_stack:
             pos.pop()
             reference.pop()
             assert fields(pos.board) == fields(reference)
+            replay.pop()
+            assert fields(replay) == fields(reference)

@@ -131,9 +131,9 @@ def _slow_exactness_cases() -> list[tuple[str, int]]:
 def _quiescence_cases() -> list[str]:
     """Bench positions and every position one move away from the first few."""
     fens = list(BENCH_FENS)
-    for fen in BENCH_FENS[:6]:
+    for fen in BENCH_FENS[:4]:
         board = chess.Board(fen)
-        for move in list(board.legal_moves)[:12]:
+        for move in list(board.legal_moves)[:8]:
             board.push(move)
             fens.append(board.fen())
             board.pop()
@@ -369,6 +369,7 @@ def test_no_null_move_with_only_king_and_pawns(
     assert (passes > 0) == null_moves_expected
 
 
+@pytest.mark.slow
 def test_selectivity_searches_fewer_nodes_for_the_same_move_quality() -> None:
     """On the bench openings and middlegames at depth 5, pruning cuts the tree by over
     half, and WAC-style tactics in the bench are still found (same best move as plain

@@ -6,6 +6,7 @@ from writing the command to reading ``bestmove``.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -69,7 +70,8 @@ def test_uci_block_and_startup(tmp_path: Path) -> None:
     options = [line for line in block if line.startswith("option name ")]
     names = {line.split(" type ")[0][len("option name ") :] for line in options}
     assert {"Hash", "Threads", "MultiPV", "Ponder", "Move Overhead", "UCI_Chess960"} <= names
-    assert "option name Threads type spin default 1 min 1 max 1" in options
+    cores = max(1, min(os.cpu_count() or 1, 56))
+    assert f"option name Threads type spin default 1 min 1 max {cores}" in options
     eng.send("uci")
     _, _, second = eng.expect("uciok")
     assert second == block
