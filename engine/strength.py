@@ -34,15 +34,18 @@ WINNING_CP = 200
 """From this score on, only lines that still win may be picked."""
 
 ANCHORS: tuple[tuple[int, int, int, int], ...] = (
-    # (Elo, nodes per move, MultiPV lines, margin in cp)
-    (1350, 100, 4, 150),
-    (1500, 300, 4, 100),
-    (1650, 1000, 3, 60),
+    # (Elo measured against Stockfish at 10+0.1, nodes per move, MultiPV lines,
+    # margin in cp); 50 games each, 95 % error bars 120, 110, 90 and 70 Elo.
+    (1130, 100, 4, 150),
+    (1225, 300, 4, 100),
+    (1629, 1000, 3, 60),
     (1800, 4000, 2, 25),
     (1850, 0, 1, 0),
 )
-"""Settings by Elo; between two anchors nodes interpolate geometrically, the rest
-linearly. Nodes 0 means no node limit."""
+"""Settings by the Elo they measured; between two anchors nodes interpolate
+geometrically, the rest linearly. Nodes 0 means no node limit. The first two lie
+below ELO_MIN: the weakest settings tried play below Stockfish's weakest level, so
+ELO_MIN falls between anchors."""
 
 
 @dataclass(frozen=True)
