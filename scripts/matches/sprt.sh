@@ -11,7 +11,7 @@
 # Environment: PYTHON (the interpreter for the runner and for checkout engines;
 #   default: this checkout's .venv, else python3), SPRT_PGN (PGN file name).
 # Typical use, comparing your work tree with main:
-#   git worktree add ../cutoff-base main
+#   git worktree add --detach ../cutoff-base main
 #   scripts/matches/sprt.sh . ../cutoff-base
 set -eu
 
