@@ -63,7 +63,6 @@ def outcome(summary: dict[str, Any]) -> tuple[Any, ...]:
 
 
 @pytest.mark.usefixtures("cutoff")
-@pytest.mark.slow
 def test_local_cluster_plays_the_local_games(tmp_path: Path) -> None:
     args = ["--engine", cutoff_spec("big") + " nodes=300",
             "--engine", cutoff_spec("small") + " nodes=150",
