@@ -25,6 +25,15 @@ def shared_file(name: str) -> Path:
     return path
 
 
+def default_sigint() -> None:
+    """``Popen(preexec_fn=default_sigint)``: a child that Ctrl-C (SIGINT) can interrupt.
+
+    A shell without job control starts background commands with SIGINT ignored, and
+    Python keeps an ignored SIGINT ignored; a test run started that way (``pytest &``)
+    would pass the ignore on to the programs whose Ctrl-C handling it tests."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_repo_script(
     module: str, *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:

@@ -31,6 +31,7 @@ import pytest
 from uci_harness import REPO, engine_command
 
 from engine.analysis import Analyser
+from tests.conftest import default_sigint
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -192,6 +193,7 @@ def test_ctrl_c_leaves_a_valid_file(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     _wait_for_lines(out, 1)
     process.send_signal(signal.SIGINT)

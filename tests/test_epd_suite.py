@@ -12,7 +12,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from tests.conftest import REPO, run_repo_script, shared_file, still_running
+from tests.conftest import REPO, default_sigint, run_repo_script, shared_file, still_running
 from tests.engines.uci_stub import pick_move
 
 # The suite runner as users start it from a checkout (run with cwd=REPO).
@@ -219,6 +219,7 @@ def test_interrupt_prints_the_summary_and_ends_the_engine(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         assert proc.stdout is not None
