@@ -9,9 +9,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from uci_harness import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -95,3 +97,12 @@ def still_running(pids: list[int]) -> list[int]:
         with contextlib.suppress(OSError):  # it ended after all
             os.kill(pid, signal.SIGKILL)
     return left
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """Cutoff through its real process, after the ``uci`` handshake."""
+    eng = Engine(tmp_path)
+    eng.handshake()
+    yield eng
+    eng.close()

@@ -11,7 +11,6 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import chess
@@ -36,14 +35,6 @@ NEW_OPTIONS = {
     "Skill Level": "spin",
 }
 ITALIAN = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path)
-    eng.handshake()
-    yield eng
-    eng.close()
 
 
 def write_book(path: Path, lines: list[list[str]], weights: int = 1) -> None:

@@ -72,14 +72,19 @@ def test_a_torn_or_corrupted_entry_is_rejected() -> None:
     assert table.probe(key) is None
 
 
-def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
-    before = _segments()
+def _engine_with_a_helper(tmp_path: Path) -> tuple[Engine, list[int]]:
+    """Cutoff with Threads 2, once its helper is up, and the helpers' process ids."""
     eng = Engine(tmp_path)
     eng.handshake()
     eng.send("setoption name Threads value 2")
     eng.send("isready")
     eng.expect("readyok", timeout=60)
-    helpers = child_pids(eng.proc.pid)
+    return eng, child_pids(eng.proc.pid)
+
+
+def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
+    before = _segments()
+    eng, helpers = _engine_with_a_helper(tmp_path)
     assert helpers, "no helper process"
     assert _segments() == before  # the segment's name is gone once the helpers attached
     eng.send("position startpos moves e2e4")
@@ -127,12 +132,7 @@ def _is_helper(pid: int) -> bool:
 
 def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
     before = _segments()
-    eng = Engine(tmp_path)
-    eng.handshake()
-    eng.send("setoption name Threads value 2")
-    eng.send("isready")
-    eng.expect("readyok", timeout=60)
-    helpers = child_pids(eng.proc.pid)
+    eng, helpers = _engine_with_a_helper(tmp_path)
     eng.send("position startpos")
     eng.send("go infinite")
     time.sleep(0.5)

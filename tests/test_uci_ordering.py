@@ -14,7 +14,6 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import chess
@@ -23,14 +22,6 @@ from uci_harness import Engine, bestmove_of
 
 EOF_GRACE_S = 2.0
 """engine.uci.QUIT_DRAIN_SECONDS: what came before end of input gets this long."""
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path)
-    eng.handshake()
-    yield eng
-    eng.close()
 
 
 def test_stop_is_not_held_by_a_queued_position(engine: Engine) -> None:

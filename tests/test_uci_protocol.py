@@ -10,7 +10,6 @@ import os
 import random
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import chess
@@ -33,14 +32,6 @@ STALEMATE = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
 PROMOTION = "8/4P1k1/8/8/8/8/8/4K3 w - - 0 1"
 CASTLE = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 ONE_LEGAL_MOVE = "k7/8/8/8/8/8/6q1/7K w - - 0 1"
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path)
-    eng.handshake()
-    yield eng
-    eng.close()
 
 
 def legal_in(fen: str, move: str) -> bool:
