@@ -19,7 +19,7 @@ import chess
 
 from engine.search import IterationInfo, SearchControl, Searcher, SearchParams
 from engine.smp import HelperPool, make_pool
-from engine.tt import TranspositionTable
+from engine.tt import BOUND_EXACT, TranspositionTable
 
 BENCH_DEPTH = 8
 """Default depth: the whole bench runs in well under a minute on CPython."""
@@ -115,6 +115,19 @@ def run_bench(
             pool.close()
 
 
+def _telling(
+    pool: HelperPool, on_iteration: Callable[[IterationInfo], None]
+) -> Callable[[IterationInfo], None]:
+    """``on_iteration`` that also tells the helpers how deep the main search is."""
+
+    def report(info: IterationInfo) -> None:
+        if info.bound == BOUND_EXACT and info.multipv == 1:
+            pool.main_completed(info.depth)
+        on_iteration(info)
+
+    return report
+
+
 def _run(
     depth: int,
     tt: TranspositionTable,
@@ -135,10 +148,12 @@ def _run(
         searcher.new_game()
         board = chess.Board(fen)
         recorder = _DepthRecorder(depth)
+        on_iteration: Callable[[IterationInfo], None] = recorder.on_iteration
         if pool is not None:
             pool.start(board, depth, (tt.age + 1) & 0xFF)
+            on_iteration = _telling(pool, recorder.on_iteration)
         result = searcher.search(
-            board, SearchParams(max_depth=depth), SearchControl(), recorder.on_iteration
+            board, SearchParams(max_depth=depth), SearchControl(), on_iteration
         )
         seconds = time.perf_counter() - recorder.start
         reached, reached_at = recorder.nodes, recorder.seconds

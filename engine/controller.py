@@ -29,6 +29,7 @@ import chess
 from engine import timeman
 from engine.book import BookError, OpeningBook
 from engine.limits import SearchLimits
+from engine.movepick import decode
 from engine.options import (
     BOOK_FILE,
     BOOK_VARIETY,
@@ -426,15 +427,54 @@ class Controller:
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
         if self.pool is not None:
             self.pool.stop()
+            result = self._deeper_helper_result(job, result)
         if job.withhold:
             job.release.wait()
         self._finishing.set()
         self._finish(job, result)
 
+    def _deeper_helper_result(
+        self, job: _Job, result: Optional[SearchResult]
+    ) -> Optional[SearchResult]:
+        """Lazy SMP: play a helper's move when it completed a deeper iteration.
+
+        Helpers search the whole root with one line, so only such searches take
+        their moves (not ``searchmoves``, MultiPV or a tablebase-restricted root).
+        The adopted line is reported like any completed iteration.
+        """
+        assert self.pool is not None
+        params = job.params
+        if result is None or params.root_moves or params.multipv > 1:
+            return result
+        deepest = self.pool.deepest()
+        if deepest is None or not result.depth < deepest[0] <= params.max_depth:
+            return result
+        depth, code, score = deepest
+        move = decode(code)
+        if not job.root.is_legal(move):
+            return result
+        ponder = self.searcher.ponder_from_tt(move)
+        nodes = result.nodes + self.pool.nodes()
+        info = IterationInfo(
+            depth=depth,
+            seldepth=max(result.seldepth, depth),
+            multipv=1,
+            score=score,
+            bound=BOUND_EXACT,
+            nodes=nodes,
+            time_ms=max(0, int((time.monotonic() - job.control.start_time) * 1000)),
+            hashfull=self.tt.hashfull(),
+            pv=[move] + ([ponder] if ponder is not None else []),
+        )
+        self._on_iteration(job, dataclasses.replace(info, nodes=result.nodes))
+        return SearchResult(move, ponder, score, depth, nodes, info.seldepth)
+
     def _on_iteration(self, job: _Job, info: IterationInfo) -> None:
         if job.tablebase_score is not None and info.bound == BOUND_EXACT:
             info = dataclasses.replace(info, score=job.tablebase_score)
         if self.pool is not None:
+            if info.bound == BOUND_EXACT and info.multipv == 1:
+                self.pool.main_completed(info.depth)
             info = dataclasses.replace(info, nodes=info.nodes + self.pool.nodes())
         try:
             if info.bound == BOUND_EXACT and info.pv:

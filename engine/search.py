@@ -303,7 +303,8 @@ class Searcher:
         completed_depth = 0
         if params.complete_first_iteration:
             self._node_limit = None
-        for depth in range(max(1, params.start_depth), max(1, params.max_depth) + 1):
+        depth = max(1, params.start_depth)
+        while depth <= max(1, params.max_depth):
             try:
                 for pv_index in range(multipv):
                     self._search_root_aspirated(depth, lines, pv_index, on_iteration)
@@ -327,6 +328,7 @@ class Searcher:
                 self._report_lines(depth, lines, multipv, on_iteration)
             if self._should_stop_after(depth, params, best, len(legal)):
                 break
+            depth = self._next_depth(depth)
 
         score = best.score
         if score == -INFINITE:
@@ -345,6 +347,14 @@ class Searcher:
         self._control = SearchControl()
         self._node_limit = None
         return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
+
+    def _next_depth(self, depth: int) -> int:
+        """The iteration after ``depth`` (Lazy SMP helpers skip ahead of the main search)."""
+        return depth + 1
+
+    def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
+        """The reply to ``move`` the TT expects, from the last searched root (or None)."""
+        return self._ponder_from_tt(move)
 
     def _order_root(self, lines: list[_RootLine]) -> None:
         """First iteration order: TT move, then the interior-node ordering."""

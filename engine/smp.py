@@ -6,14 +6,20 @@ processes. ``HelperPool`` puts the transposition table in shared memory
 safe to share without locks) with a small header before it:
 
     word 0          stop flag: nonzero ends every helper's search
-    word 8 + i      helper i's node count, published as it searches
+    word 1          the depth the main search has completed in this search
+    word 8 + 2i     helper i's node count, published as it searches
+    word 9 + 2i     helper i's deepest completed iteration: depth, move, score
 
 It starts ``threads - 1`` helper processes once (``spawn``, not per move) and keeps
-them waiting. On ``go`` each helper searches the same root, odd helpers starting a
-ply deeper so that they spread over the depths; they write into the shared
-table, which is how they help: the main search finds their results there. The
-main searcher alone reports and answers ``bestmove``; its ``info`` counts the
-helpers' nodes too. When the main search ends, the stop flag ends the helpers.
+them waiting. On ``go`` each helper searches the same root, always a ply or two
+ahead of the main search (a helper that finishes an iteration skips to the main
+search's current depth + 1, odd helpers + 2): searching the same depth as the
+main search would mostly repeat its work, while the deeper helper fills the
+shared table with the entries the main search's next iteration needs. The main
+searcher alone reports and answers ``bestmove``; when a helper has completed a
+deeper iteration than the main search by then, its move is played (see
+``HelperPool.deepest``). Its ``info`` counts the helpers' nodes too. When the
+main search ends, the stop flag ends the helpers.
 
 Nothing outlives the engine: the segment's name is removed as soon as every
 helper has attached (the memory lives on while mapped, and a killed engine
@@ -34,14 +40,40 @@ from typing import Any, Callable, Optional
 
 import chess
 
-from engine.search import SearchAbortedError, SearchControl, Searcher, SearchParams
+from engine.movepick import move_code
+from engine.search import (
+    IterationInfo,
+    SearchAbortedError,
+    SearchControl,
+    Searcher,
+    SearchParams,
+)
 from engine.tt import TranspositionTable, entries_for
 
-HEADER_WORDS = 64
-"""Words before the table: the stop flag and one node counter per helper."""
+HEADER_WORDS = 136
+"""Words before the table: the flags and two words per helper (see the module doc)."""
 STOP_WORD = 0
-NODES_WORD = 8
-MAX_HELPERS = HEADER_WORDS - NODES_WORD
+MAIN_DEPTH_WORD = 1
+HELPER_WORD = 8
+WORDS_PER_HELPER = 2
+MAX_HELPERS = (HEADER_WORDS - HELPER_WORD) // WORDS_PER_HELPER
+_SCORE_OFFSET = 1 << 15
+_RESULT_VALID = 1 << 40
+"""Set in every published result, so that an empty word (0) is no result."""
+
+
+def pack_result(depth: int, code: int, score: int) -> int:
+    """One helper result as one word (written at once, so never read torn)."""
+    return _RESULT_VALID | (depth & 0xFF) | (code & 0xFFFF) << 8 | (score + _SCORE_OFFSET) << 24
+
+
+def unpack_result(word: int) -> Optional[tuple[int, int, int]]:
+    """``(depth, move code, score)`` of a published result, or None for none."""
+    if not word & _RESULT_VALID:
+        return None
+    return word & 0xFF, word >> 8 & 0xFFFF, (word >> 24 & 0xFFFF) - _SCORE_OFFSET
+
+
 START_TIMEOUT_S = 60.0
 """How long the helpers may take to start (importing the engine, attaching)."""
 STOP_TIMEOUT_S = 2.0
@@ -58,14 +90,26 @@ def _attach(name: str) -> shared_memory.SharedMemory:
 
 
 class _HelperSearcher(Searcher):
-    """A searcher that publishes its node count and obeys the shared stop flag."""
+    """A searcher that publishes its node count and results, obeys the shared stop
+    flag and keeps ahead of the main search."""
 
     def __init__(self, tt: TranspositionTable, header: memoryview, index: int) -> None:
         super().__init__(tt)
         self._header = header
-        self._slot = NODES_WORD + index
+        self._slot = HELPER_WORD + WORDS_PER_HELPER * index
+        self._lead = 1 + index % 2
         self._parent = os.getppid()
         self._polls = 0
+
+    def _next_depth(self, depth: int) -> int:
+        return max(depth + 1, self._header[MAIN_DEPTH_WORD] + 1 + self._lead)
+
+    def publish(self, info: IterationInfo) -> None:
+        """Offer a completed iteration's move to the main searcher."""
+        if info.multipv == 1 and info.pv:
+            self._header[self._slot + 1] = pack_result(
+                info.depth, move_code(info.pv[0]), info.score
+            )
 
     def _poll(self) -> None:
         header = self._header
@@ -108,6 +152,7 @@ def _helper_main(name: str, index: int, size_mb: int, connection: Connection) ->
                     board,
                     SearchParams(max_depth=max_depth, start_depth=start_depth),
                     SearchControl(),
+                    searcher.publish,
                 )
                 nodes, depth = result.nodes, result.depth
             except Exception:
@@ -169,13 +214,16 @@ class HelperPool:
         self._header[STOP_WORD] = 0
         moves = [move.uci() for move in board.move_stack]
         fen = board.root().fen()
+        self._header[MAIN_DEPTH_WORD] = 0
         for process, connection, index in list(self._helpers):
-            self._header[NODES_WORD + index] = 0
+            slot = HELPER_WORD + WORDS_PER_HELPER * index
+            self._header[slot] = self._header[slot + 1] = 0
             if not process.is_alive():
                 self._drop(index, "died")
                 continue
             try:
-                connection.send(("go", fen, moves, max_depth, age, 1 + index % 2))
+                # Up to two plies past max_depth, so as to stay ahead to the end.
+                connection.send(("go", fen, moves, max_depth + 2, age, 2 + index % 2))
                 self._busy.add(index)
             except OSError:
                 self._drop(index, "died")
@@ -184,9 +232,25 @@ class HelperPool:
         """End the helpers' searches (at once: they read the flag every 64 nodes)."""
         self._header[STOP_WORD] = 1
 
+    def main_completed(self, depth: int) -> None:
+        """The main search has completed ``depth``: helpers keep ahead of it."""
+        self._header[MAIN_DEPTH_WORD] = depth
+
     def nodes(self) -> int:
         """Nodes the helpers have searched in the current search."""
-        return sum(self._header[NODES_WORD + index] for _, _, index in self._helpers)
+        return sum(
+            self._header[HELPER_WORD + WORDS_PER_HELPER * index] for _, _, index in self._helpers
+        )
+
+    def deepest(self) -> Optional[tuple[int, int, int]]:
+        """The deepest iteration a helper completed in this search: ``(depth, move
+        code, score)``, the first helper's on equal depths; None if none did."""
+        found: Optional[tuple[int, int, int]] = None
+        for _, _, index in self._helpers:
+            result = unpack_result(self._header[HELPER_WORD + WORDS_PER_HELPER * index + 1])
+            if result is not None and (found is None or result[0] > found[0]):
+                found = result
+        return found
 
     def wait_idle(self) -> None:
         """Collect the stopped helpers' reports; drop one that does not answer."""
