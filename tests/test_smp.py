@@ -20,6 +20,11 @@ from conftest import child_pids, process_gone
 from uci_harness import Engine, bestmove_of, field, info_lines
 
 from engine.bench import run_bench
+from engine.controller import Controller
+from engine.limits import SearchLimits
+from engine.movepick import decode, move_code
+from engine.search import BestMove, IterationInfo
+from engine.smp import HelperPool, pack_result, unpack_result
 from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 
 SHM = Path("/dev/shm")
@@ -152,3 +157,127 @@ def test_bench_with_threads(threads: int) -> None:
         threads=threads,
     )
     assert result.nodes > 0 and len(result.depth_nodes) == 3
+
+
+@pytest.mark.parametrize(
+    ("depth", "code", "score"), [(1, 0x0FFF, 0), (255, 0xFFFF, -32000), (9, 1, 31990), (7, 77, -5)]
+)
+def test_a_helper_result_is_one_word_and_back(depth: int, code: int, score: int) -> None:
+    word = pack_result(depth, code, score)
+    assert 0 <= word < 1 << 64
+    assert unpack_result(word) == (depth, code, score)
+
+
+def test_an_empty_result_word_is_no_result() -> None:
+    assert unpack_result(0) is None
+
+
+def test_a_helper_searches_ahead_and_publishes_its_deepest_iteration() -> None:
+    notes: list[str] = []
+    pool = HelperPool(2, 1, notes.append)
+    try:
+        board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+        # The main search has completed depth 3 and is on 4: the helper aims at 5.
+        pool.main_completed(3)
+        pool.start(board, 3, 1)
+        deadline = time.monotonic() + 60
+        found = pool.deepest()
+        while (found is None or found[0] < 5) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = pool.deepest()
+        assert found is not None and found[0] == 5  # max_depth + 2, not beyond
+        assert decode(found[1]) in board.legal_moves
+        assert pool.nodes() > 0
+    finally:
+        pool.close()
+    assert not notes
+
+
+class _StubPool:
+    """Stands in for HelperPool: one helper that 'completed' a given iteration."""
+
+    helpers = 1
+
+    def __init__(self, result: tuple[int, int, int]) -> None:
+        self.result = result
+        self.told: list[int] = []
+
+    def start(self, board: chess.Board, max_depth: int, age: int) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def wait_idle(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def nodes(self) -> int:
+        return 1000
+
+    def main_completed(self, depth: int) -> None:
+        self.told.append(depth)
+
+    def deepest(self) -> tuple[int, int, int]:
+        return self.result
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.infos: list[IterationInfo] = []
+        self.played: list[BestMove] = []
+
+    def info(self, info: IterationInfo, root: chess.Board, chess960: bool) -> None:
+        self.infos.append(info)
+
+    def bestmove(self, root: chess.Board, played: BestMove, chess960: bool) -> None:
+        self.played.append(played)
+
+    def text(self, line: str) -> None:
+        pass
+
+
+def _search_with_stub(
+    result: tuple[int, int, int], limits: SearchLimits
+) -> tuple[_Recorder, _StubPool]:
+    out = _Recorder()
+    controller = Controller(out)
+    stub = _StubPool(result)
+    controller.pool = stub  # type: ignore[assignment]
+    controller.set_board(chess.Board())
+    controller.go(limits, time.monotonic())
+    assert controller.wait_idle(30)
+    controller.pool = None
+    return out, stub
+
+
+def test_the_main_search_plays_a_deeper_helper_result() -> None:
+    h2h3 = chess.Move.from_uci("h2h3")  # not what Cutoff plays from the start
+    out, stub = _search_with_stub((40, move_code(h2h3), 17), SearchLimits(movetime_ms=200))
+    assert out.played == [BestMove(h2h3, out.played[0].ponder)]
+    last = out.infos[-1]
+    assert (last.depth, last.score, last.pv[0], last.bound) == (40, 17, h2h3, BOUND_EXACT)
+    assert stub.told and stub.told == sorted(stub.told)  # the helpers heard of each depth
+
+
+@pytest.mark.parametrize(
+    ("result", "limits"),
+    [
+        ((4, move_code(chess.Move.from_uci("h2h3")), 17), SearchLimits(depth=5)),  # shallower
+        ((6, move_code(chess.Move.from_uci("h2h3")), 17), SearchLimits(depth=5)),  # past go depth
+        ((40, move_code(chess.Move.from_uci("e2e5")), 17), SearchLimits(depth=5)),  # illegal
+        (
+            (40, move_code(chess.Move.from_uci("h2h3")), 17),
+            SearchLimits(depth=5, searchmoves=["e2e4"]),  # helpers ignore searchmoves
+        ),
+    ],
+)
+def test_a_helper_result_is_not_played_when_it_must_not_be(
+    result: tuple[int, int, int], limits: SearchLimits
+) -> None:
+    out, _ = _search_with_stub(result, limits)
+    move = out.played[0].move
+    assert move is not None and move.uci() != "h2h3"
+    assert out.infos[-1].depth == 5 and out.infos[-1].pv[0] == move
