@@ -195,10 +195,18 @@ class HelperPool:
                 self._helpers.append((process, mine, index))
             deadline = time.monotonic() + START_TIMEOUT_S
             for _, connection, index in list(self._helpers):
-                if not connection.poll(max(0.0, deadline - time.monotonic())):
+                try:
+                    started = connection.poll(max(0.0, deadline - time.monotonic()))
+                    if started:
+                        connection.recv()
+                except (EOFError, OSError):
+                    started = False  # it died on the way up
+                if not started:
                     self._drop(index, "did not start")
-                    continue
-                connection.recv()
+        except BaseException:
+            # Could not even start them: end what started and let go of the memory.
+            self.close()
+            raise
         finally:
             # Every helper has mapped the segment (or is gone): its name can go, so
             # that nothing is left in /dev/shm however the engine ends.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from multiprocessing import shared_memory
 from pathlib import Path
@@ -28,6 +30,7 @@ from engine.smp import HelperPool, pack_result, unpack_result
 from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 
 SHM = Path("/dev/shm")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _segments() -> set[str]:
@@ -281,3 +284,24 @@ def test_a_helper_result_is_not_played_when_it_must_not_be(
     move = out.played[0].move
     assert move is not None and move.uci() != "h2h3"
     assert out.infos[-1].depth == 5 and out.infos[-1].pv[0] == move
+
+
+def test_helpers_that_die_on_the_way_up_are_dropped_cleanly(tmp_path: Path) -> None:
+    # A script without the ``__main__`` guard: each spawned helper re-runs it and dies
+    # before it is ready (multiprocessing refuses to spawn from a bootstrapping child).
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from engine.smp import make_pool\n"
+        "pool = make_pool(2, 1, print)\n"
+        "print('helpers', pool.helpers)\n"
+        "pool.close()\n"
+    )
+    before = _segments()
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert "helper 0 did not start: searching with 1" in done.stdout
+    assert "helpers 0" in done.stdout
+    assert "BufferError" not in done.stderr
+    assert _segments() == before
