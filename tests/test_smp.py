@@ -112,6 +112,35 @@ def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
     eng.close()
 
 
+def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> None:
+    before = _segments()
+    eng, first = _engine_with_a_helper(tmp_path)
+    helpers = [pid for pid in first if _is_helper(pid)]
+    assert helpers
+    eng.send("setoption name Threads value 1")
+    eng.send("isready")
+    eng.expect("readyok", timeout=30)
+    for pid in helpers:
+        assert process_gone(pid), f"helper {pid} outlived Threads 1"
+    assert not [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    eng.send("ucinewgame")
+    eng.send("position startpos moves d2d4")
+    _, best, _ = eng.search("go depth 5")
+    board = chess.Board()
+    board.push_uci("d2d4")
+    assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
+    eng.send("setoption name Threads value 2")  # and up again, with a fresh helper
+    eng.send("isready")
+    eng.expect("readyok", timeout=60)
+    assert [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    _, best, _ = eng.search("go depth 5")
+    assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
+    eng.send("quit")
+    eng.proc.wait(10)
+    assert _segments() == before
+    eng.close()
+
+
 def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     eng = Engine(tmp_path, protocol_only=False)
     eng.handshake()
