@@ -114,15 +114,15 @@ def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
 
 def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> None:
     before = _segments()
-    eng, first = _engine_with_a_helper(tmp_path)
-    helpers = [pid for pid in first if _is_helper(pid)]
+    eng, _ = _engine_with_a_helper(tmp_path)
+    helpers = _helper_pids(eng.proc.pid)
     assert helpers
     eng.send("setoption name Threads value 1")
     eng.send("isready")
     eng.expect("readyok", timeout=30)
     for pid in helpers:
         assert process_gone(pid), f"helper {pid} outlived Threads 1"
-    assert not [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    assert not _helper_pids(eng.proc.pid)
     eng.send("ucinewgame")
     eng.send("position startpos moves d2d4")
     _, best, _ = eng.search("go depth 5")
@@ -132,7 +132,7 @@ def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> N
     eng.send("setoption name Threads value 2")  # and up again, with a fresh helper
     eng.send("isready")
     eng.expect("readyok", timeout=60)
-    assert [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    assert _helper_pids(eng.proc.pid)
     _, best, _ = eng.search("go depth 5")
     assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
     eng.send("quit")
@@ -147,7 +147,7 @@ def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     eng.send("setoption name Threads value 2")
     eng.send("isready")
     eng.expect("readyok", timeout=60)
-    helpers = [pid for pid in child_pids(eng.proc.pid) if _is_helper(pid)]
+    helpers = _helper_pids(eng.proc.pid)
     assert helpers
     os.kill(helpers[0], signal.SIGKILL)
     time.sleep(0.3)
@@ -165,6 +165,11 @@ def _is_helper(pid: int) -> bool:
         return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+def _helper_pids(engine_pid: int) -> list[int]:
+    """The engine's search helpers (not multiprocessing's resource tracker)."""
+    return [pid for pid in child_pids(engine_pid) if _is_helper(pid)]
 
 
 def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
