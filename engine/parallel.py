@@ -278,9 +278,10 @@ def _dask(
     ordered: bool,
     on_failure: Optional[FailureHandler],
 ) -> Iterator[_ChunkResults]:
+    # The client first: without Dask installed it raises the one-line install hint.
+    client = _dask_client(scheduler)
     from distributed import wait
 
-    client = _dask_client(scheduler)
     cluster = getattr(client, "cluster", None) if scheduler.startswith("local:") else None
     pending: dict[Any, tuple[int, list[T]]] = {}
     reorder = _Reorder(ordered)
