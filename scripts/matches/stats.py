@@ -10,6 +10,8 @@ Responsible for turning result counts into numbers:
   treating every colour-swapped pair as one sample (the fastchess / fishtest estimate;
   narrower and more honest when openings are played with both colours).
 * ``los``: likelihood of superiority, ``Phi((W - L) / sqrt(W + L))``.
+* ``rating_on_scale``: one rating from matches against opponents of known ratings
+  (a ladder of calibrated levels), with its 95 % interval.
 * ``sprt_bounds`` and ``llr_trinomial`` / ``llr_pentanomial``: the generalised SPRT
   used by fishtest and fastchess. The hypotheses are in **logistic Elo** (the model
   fishtest and fastchess call "logistic"; not "normalized" Elo, not BayesElo): H0 says
@@ -126,6 +128,70 @@ def pentanomial_elo(pairs: Sequence[int]) -> EloEstimate:
     if len(pairs) != 5:
         raise ValueError("pentanomial counts need 5 entries [LL, LD, DD+WL, WD, WW]")
     return _estimate(pairs, PENTANOMIAL_SCORES)
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    """A match against an opponent of known rating, from the rated player's side."""
+
+    rating: float
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+def rating_on_scale(levels: Sequence[LevelResult]) -> tuple[float, float]:
+    """The rating that best explains the scores against opponents of known ratings.
+
+    The maximum-likelihood rating R of the logistic model solves
+    ``sum(points_i) = sum(games_i * score_from_elo(R - rating_i))`` (one equation
+    however many levels, and finite even when one level was all wins or all
+    losses). Its 95 % half-width is by the delta method: the variance of the points
+    (each level's observed per-game variance, draws included) divided by the square
+    of the expected points' slope in R. Returns (R, half-width); R is -inf or +inf
+    when every game was lost or won, and the half-width inf when it cannot be told.
+    """
+    played = [level for level in levels if level.games]
+    games = sum(level.games for level in played)
+    if not games:
+        return math.nan, math.inf
+    points = sum(level.wins + 0.5 * level.draws for level in played)
+    if points <= 0.0:
+        return -math.inf, math.inf
+    if points >= games:
+        return math.inf, math.inf
+
+    def expected(rating: float) -> float:
+        return sum(level.games * score_from_elo(rating - level.rating) for level in played)
+
+    # expected() rises strictly with the rating: bisection between far bounds.
+    lo = min(level.rating for level in played) - 4000.0
+    hi = max(level.rating for level in played) + 4000.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if expected(mid) < points:
+            lo = mid
+        else:
+            hi = mid
+    rating = 0.5 * (lo + hi)
+    variance = 0.0
+    slope = 0.0
+    for level in played:
+        mean = (level.wins + 0.5 * level.draws) / level.games
+        variance += (
+            level.wins * (1.0 - mean) ** 2
+            + level.draws * (0.5 - mean) ** 2
+            + level.losses * mean**2
+        )
+        p = score_from_elo(rating - level.rating)
+        slope += level.games * p * (1.0 - p) * math.log(10.0) / 400.0
+    if variance <= 0.0 or slope <= 0.0:
+        return rating, math.inf
+    return rating, Z95 * math.sqrt(variance) / slope
 
 
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:

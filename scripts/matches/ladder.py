@@ -1,0 +1,230 @@
+"""A rating ladder: one engine against an opponent at several calibrated levels.
+
+Usage: python -m scripts.matches.ladder --engine SPEC [--opponent TEMPLATE]
+       [--levels 1800 2000 2200] [--out DIR] [--resume] [cutoff-match options]
+       (installed: cutoff-ladder ...)
+
+Plays one ``cutoff-match`` per level, the engine against the opponent template with
+``{elo}`` replaced by the level (by default Stockfish with ``UCI_LimitStrength`` and
+``UCI_Elo``), and every other option passed through to the match (``--tc``,
+``--rounds``, ``--openings``, ``--concurrency``, adjudication...). Each level's games
+and summary are written as it finishes (``DIR/LEVEL.pgn``, ``DIR/LEVEL.json``), then
+the ladder so far (``DIR/ladder.json``, ``DIR/ladder.md``): W/D/L, score and Elo per
+level, and the one rating on the opponent's scale that explains all the games
+(``stats.rating_on_scale``). ``--resume`` keeps every level whose summary shows all its
+planned games and plays the others again, so an interrupted ladder loses at most the
+level it was playing.
+
+This module only builds the matches' command lines, reads their summaries and writes
+the ladder: games, statistics and faults are the match runner's and ``stats``'. Exit
+status: 0 every level played (faults are counted in the table, as in a match), 1 bad
+input or a level that could not start, 130/143 interrupted (the levels finished so far
+are kept and summarised).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from . import match, stats
+
+STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
+DEFAULT_LEVELS = (1800, 2000, 2200)
+OWN_OPTIONS = ("--pgn", "--json", "--engine")
+"""Match options the ladder sets itself for every level."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ladder.py",
+        description=(
+            "Play an engine against an opponent at several levels (by default "
+            "Stockfish's UCI_Elo) and rate it on the opponent's scale. Options not "
+            "listed here go to every match (see cutoff-match --help)."
+        ),
+    )
+    parser.add_argument("--engine", required=True, metavar="SPEC", help="the engine to rate")
+    parser.add_argument(
+        "--opponent",
+        default=DEFAULT_OPPONENT,
+        metavar="TEMPLATE",
+        help="engine spec with {elo} for the level (default: Stockfish's UCI_Elo)",
+    )
+    parser.add_argument(
+        "--levels",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_LEVELS),
+        metavar="ELO",
+        help="the opponent's levels (default 1800 2000 2200)",
+    )
+    parser.add_argument("--out", default="ladder", help="folder for the results (default ladder)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the levels a previous run finished"
+    )
+    return parser
+
+
+def _finished(path: Path) -> Optional[dict[str, Any]]:
+    """A level's summary if it holds every planned game, else None."""
+    try:
+        summary: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if summary.get("games") and summary.get("games") == summary.get("games_planned"):
+        return summary
+    return None
+
+
+def _row(level: int, summary: dict[str, Any]) -> dict[str, Any]:
+    engine = summary["engines"][0]
+    elo = summary.get("elo") or {}
+    faults = {
+        name: count
+        for side in summary["engines"]
+        for name, count in side["faults"].items()
+        if count
+    }
+    return {
+        "level": level,
+        "wins": engine["wins"],
+        "draws": engine["draws"],
+        "losses": engine["losses"],
+        "games": summary["games"],
+        "score": engine["score"],
+        "elo": elo.get("elo"),
+        "error": elo.get("error"),
+        "faults": faults,
+    }
+
+
+def _fmt_elo(row: dict[str, Any]) -> str:
+    if row["elo"] is None:
+        return "+inf" if (row["score"] or 0.0) > 0.5 else "-inf"
+    error = row["error"]
+    return f"{row['elo']:+.0f} ± {error:.0f}" if error is not None else f"{row['elo']:+.0f}"
+
+
+def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The ladder as JSON-ready data: the rows and the rating on the opponent's scale."""
+    rating, error = stats.rating_on_scale(
+        [stats.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
+    )
+    return {
+        "engine": name,
+        "levels": list(rows),
+        "games": sum(r["games"] for r in rows),
+        "rating": rating if math.isfinite(rating) else None,
+        "rating_error": error if math.isfinite(error) else None,
+    }
+
+
+def format_ladder(summary: dict[str, Any]) -> str:
+    """The ladder as a Markdown table and the rating line."""
+    lines = [
+        f"| opponent level | {summary['engine']} W / D / L | score | Elo | faults |",
+        "| ---: | --- | ---: | --- | --- |",
+    ]
+    for row in summary["levels"]:
+        score = f"{100 * row['score']:.1f} %" if row["score"] is not None else "-"
+        faults = ", ".join(f"{k} {v}" for k, v in row["faults"].items()) or "none"
+        lines.append(
+            f"| {row['level']} | {row['wins']} / {row['draws']} / {row['losses']} | {score} "
+            f"| {_fmt_elo(row)} | {faults} |"
+        )
+    lines.append("")
+    if summary["rating"] is None:
+        lines.append(f"Rating on the opponent's scale: not finite ({summary['games']} games)")
+    else:
+        error = summary["rating_error"]
+        bar = f" ± {error:.0f} (95 %)" if error is not None else ""
+        lines.append(
+            f"Rating on the opponent's scale: {summary['rating']:.0f}{bar}, "
+            f"{summary['games']} games"
+        )
+    return "\n".join(lines)
+
+
+def _write(out: Path, summary: dict[str, Any]) -> None:
+    (out / "ladder.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "ladder.md").write_text(format_ladder(summary) + "\n", encoding="utf-8")
+
+
+def _engine_name(spec: str) -> str:
+    for word in spec.split():
+        if word.startswith("name="):
+            return word[len("name=") :]
+    return "engine"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Play the ladder the arguments describe; the exit status (module docstring)."""
+    args, passthrough = build_parser().parse_known_args(argv)
+    for option in passthrough:
+        if option.split("=", 1)[0] in OWN_OPTIONS:
+            print(f"ladder.py: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
+            return 1
+    if "{elo}" not in args.opponent:
+        print("ladder.py: error: --opponent needs {elo} where the level goes", file=sys.stderr)
+        return 1
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"ladder.py: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
+        return 1
+    name = _engine_name(args.engine)
+    rows: list[dict[str, Any]] = []
+    status = 0
+    for level in args.levels:
+        json_path = out / f"{level}.json"
+        pgn_path = out / f"{level}.pgn"
+        summary = _finished(json_path) if args.resume else None
+        if summary is None:
+            # A level is played whole: an unfinished one starts again from nothing.
+            for path in (json_path, pgn_path):
+                path.unlink(missing_ok=True)
+            opponent = args.opponent.replace("{elo}", str(level))
+            print(f"ladder.py: level {level}: {opponent}", file=sys.stderr, flush=True)
+            status = match.main(
+                [
+                    "--engine",
+                    args.engine,
+                    "--engine",
+                    opponent,
+                    *passthrough,
+                    "--pgn",
+                    str(pgn_path),
+                    "--json",
+                    str(json_path),
+                ]
+            )
+            if status == 1:
+                print(f"ladder.py: level {level} could not be played", file=sys.stderr)
+                return 1
+            if status not in (0, 2):
+                break  # interrupted: the finished levels are kept and summarised
+            # Status 2 (a fault stopped the match): its games still count, faults shown.
+            try:
+                summary = json.loads(json_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                print(f"ladder.py: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
+                return 1
+        rows.append(_row(level, summary))
+        _write(out, ladder_summary(name, rows))
+    result = ladder_summary(name, rows)
+    _write(out, result)
+    print(format_ladder(result))
+    return status if status not in (0, 2) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

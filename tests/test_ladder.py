@@ -1,0 +1,141 @@
+"""The rating ladder (``python -m scripts.matches.ladder``) and the rating it reports.
+
+The ladder runs as users start it, between the tiny stub engine (tests/engines) at
+"levels" that only change its name, and Cutoff against the stub: what is checked is
+the plumbing (one match per level, files written per level, ``--resume``, bad input)
+and the statistics (``stats.rating_on_scale``), not anyone's strength.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+from scripts.matches.stats import LevelResult, rating_on_scale, score_from_elo
+from tests.conftest import REPO
+
+STUB = f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'}'"
+LADDER = [sys.executable, "-m", "scripts.matches.ladder"]
+
+
+def run_ladder(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*LADDER, *args], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_rating_at_one_level_is_that_level_plus_the_elo_difference() -> None:
+    rating, error = rating_on_scale([LevelResult(2000, 10, 0, 10)])
+    assert rating == pytest.approx(2000.0)
+    assert 100 < error < 200
+    # 75 % against 1800 is the logistic model's +191 Elo.
+    rating, _ = rating_on_scale([LevelResult(1800, 30, 0, 10)])
+    assert rating == pytest.approx(1800 + 400 * math.log10(3), abs=0.01)
+
+
+def test_rating_explains_all_levels_at_once() -> None:
+    # The round-one ladder: 1800 62.5 %, 2000 17.5 %, 2200 5 %.
+    levels = [
+        LevelResult(1800, 24, 2, 14),
+        LevelResult(2000, 6, 2, 32),
+        LevelResult(2200, 1, 2, 37),
+    ]
+    rating, error = rating_on_scale(levels)
+    expected = sum(level.games * score_from_elo(rating - level.rating) for level in levels)
+    assert expected == pytest.approx(24 + 1 + 6 + 1 + 1 + 1)
+    assert 1750 < rating < 1900 and 0 < error < 100
+    # Four times the games, the same scores: half the error bar.
+    more = [LevelResult(x.rating, 4 * x.wins, 4 * x.draws, 4 * x.losses) for x in levels]
+    rating_more, error_more = rating_on_scale(more)
+    assert rating_more == pytest.approx(rating)
+    assert error_more == pytest.approx(error / 2)
+
+
+def test_rating_of_all_wins_or_all_losses_is_not_finite() -> None:
+    assert rating_on_scale([LevelResult(1800, 5, 0, 0)]) == (math.inf, math.inf)
+    assert rating_on_scale([LevelResult(1800, 0, 0, 5)]) == (-math.inf, math.inf)
+    # One perfect level does not make the ladder infinite when another is not.
+    rating, _ = rating_on_scale([LevelResult(1800, 5, 0, 0), LevelResult(2200, 1, 0, 4)])
+    assert math.isfinite(rating)
+
+
+def test_ladder_plays_each_level_writes_results_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "ladder"
+    args = [
+        "--engine", f"{STUB} name=Rated",
+        "--opponent", f"{STUB} name=Level{{elo}}",
+        "--levels", "1500", "1700",
+        "--depth", "1", "--rounds", "1", "--maxmoves", "12", "--quiet",
+        "--out", str(out),
+    ]  # fmt: skip
+    proc = run_ladder(*args)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "ladder.json").read_text())
+    assert [row["level"] for row in summary["levels"]] == [1500, 1700]
+    assert summary["games"] == 4
+    for level in (1500, 1700):
+        level_summary = json.loads((out / f"{level}.json").read_text())
+        assert level_summary["engines"][1]["name"] == f"Level{level}"
+        with open(out / f"{level}.pgn", encoding="utf-8") as handle:
+            games = [chess.pgn.read_game(handle) for _ in range(2)]
+        assert all(game is not None and not game.errors for game in games)
+    table = (out / "ladder.md").read_text()
+    assert "| 1500 |" in table and "| 1700 |" in table
+    assert "Rating on the opponent's scale" in proc.stdout
+
+    # --resume keeps finished levels and plays again the one whose summary is gone.
+    (out / "1700.json").unlink()
+    kept = (out / "1500.pgn").read_text()
+    proc = run_ladder(*args, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "level 1500" not in proc.stderr and "level 1700" in proc.stderr
+    assert (out / "1500.pgn").read_text() == kept
+    assert json.loads((out / "1700.json").read_text())["games"] == 2
+    assert json.loads((out / "ladder.json").read_text())["games"] == 4
+
+
+def test_ladder_rates_cutoff(tmp_path: Path) -> None:
+    out = tmp_path / "ladder"
+    proc = run_ladder(
+        "--engine", f"cmd='{sys.executable} -m engine' name=Cutoff",
+        "--opponent", f"{STUB} name=Stub{{elo}}",
+        "--levels", "1000",
+        "--depth", "2", "--rounds", "1", "--maxmoves", "60", "--quiet",
+        "--resign", "2", "500",
+        "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads((out / "ladder.json").read_text())["levels"][0]
+    assert row["wins"] + row["draws"] + row["losses"] == 2
+    assert row["wins"] >= 1  # a depth-2 search beats a move picker
+    assert row["faults"] == {}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--pgn", "x.pgn"], "--pgn is set per level"),
+        (["--opponent", "cmd=stockfish"], "--opponent needs {elo}"),
+    ],
+)
+def test_ladder_bad_input_is_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
+    proc = run_ladder("--engine", STUB, "--out", str(tmp_path / "out"), *extra)
+    assert proc.returncode == 1
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_ladder_stops_on_a_level_that_cannot_start(tmp_path: Path) -> None:
+    proc = run_ladder(
+        "--engine", STUB,
+        "--opponent", "cmd=/nonexistent/engine name=L{elo}",
+        "--levels", "1500", "--depth", "1", "--rounds", "1",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "level 1500 could not be played" in proc.stderr
