@@ -8,6 +8,7 @@ and the statistics (``stats.rating_on_scale``), not anyone's strength.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import subprocess
@@ -21,6 +22,7 @@ from scripts.matches.stats import LevelResult, rating_on_scale, score_from_elo
 from tests.conftest import REPO
 
 STUB = f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'}'"
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 LADDER = [sys.executable, "-m", "scripts.matches.ladder"]
 
 
@@ -74,6 +76,8 @@ def test_ladder_plays_each_level_writes_results_and_resumes(tmp_path: Path) -> N
         "--depth", "1", "--rounds", "1", "--maxmoves", "12", "--quiet",
         "--out", str(out),
     ]  # fmt: skip
+    if HAS_MATPLOTLIB:
+        args += ["--plot", str(tmp_path / "ladder.png")]
     proc = run_ladder(*args)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "ladder.json").read_text())
@@ -88,6 +92,8 @@ def test_ladder_plays_each_level_writes_results_and_resumes(tmp_path: Path) -> N
     table = (out / "ladder.md").read_text()
     assert "| 1500 |" in table and "| 1700 |" in table
     assert "Rating on the opponent's scale" in proc.stdout
+    if HAS_MATPLOTLIB:
+        assert (tmp_path / "ladder.png").read_bytes().startswith(b"\x89PNG")
 
     # --resume keeps finished levels and plays again the one whose summary is gone.
     (out / "1700.json").unlink()

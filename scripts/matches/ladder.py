@@ -11,7 +11,9 @@ Plays one ``cutoff-match`` per level, the engine against the opponent template w
 and summary are written as it finishes (``DIR/LEVEL.pgn``, ``DIR/LEVEL.json``), then
 the ladder so far (``DIR/ladder.json``, ``DIR/ladder.md``): W/D/L, score and Elo per
 level, and the one rating on the opponent's scale that explains all the games
-(``stats.rating_on_scale``). ``--resume`` keeps every level whose summary shows all its
+(``stats.rating_on_scale``); ``--plot FILE`` draws the scores per level with their
+95 % intervals and the rating's expected-score curve (matplotlib, the ``plot``
+extra). ``--resume`` keeps every level whose summary shows all its
 planned games and plays the others again, so an interrupted ladder loses at most the
 level it was playing.
 
@@ -25,6 +27,7 @@ are kept and summarised).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import shutil
@@ -69,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="ladder", help="folder for the results (default ladder)")
     parser.add_argument(
         "--resume", action="store_true", help="keep the levels a previous run finished"
+    )
+    parser.add_argument(
+        "--plot", metavar="FILE", help="draw score against level (PNG, SVG...; needs matplotlib)"
     )
     return parser
 
@@ -153,9 +159,51 @@ def format_ladder(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _write(out: Path, summary: dict[str, Any]) -> None:
+def plot_ladder(summary: dict[str, Any], path: str) -> None:
+    """Score against level with 95 % bars, and the expected score at the fitted rating."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summary["levels"]
+    figure, axes = plt.subplots(figsize=(7, 4.5), dpi=100)
+    levels = [row["level"] for row in rows]
+    scores = [100 * row["score"] for row in rows]
+    bars = []
+    for row in rows:
+        n, mean = row["games"], row["score"]
+        spread = row["wins"] * (1 - mean) ** 2 + row["draws"] * (0.5 - mean) ** 2
+        spread += row["losses"] * mean**2
+        bars.append(100 * stats.Z95 * math.sqrt(spread / n) / math.sqrt(n))
+    axes.errorbar(levels, scores, yerr=bars, fmt="o", capsize=4, label="score, 95 %")
+    rating = summary["rating"]
+    if rating is not None:
+        low, high = min(levels) - 200, max(levels) + 200
+        xs = [low + (high - low) * i / 100 for i in range(101)]
+        axes.plot(
+            xs,
+            [100 * stats.score_from_elo(rating - x) for x in xs],
+            linestyle="--",
+            label=f"expected at {rating:.0f}",
+        )
+    axes.axhline(50, color="grey", linewidth=0.8)
+    axes.set_ylim(0, 100)
+    axes.set_xlabel("opponent level")
+    axes.set_ylabel(f"{summary['engine']} score (%)")
+    axes.set_title(f"{summary['engine']}: rating ladder, {summary['games']} games")
+    axes.legend()
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> None:
     (out / "ladder.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     (out / "ladder.md").write_text(format_ladder(summary) + "\n", encoding="utf-8")
+    if plot and summary["levels"]:
+        plot_ladder(summary, plot)
 
 
 def _engine_name(spec: str) -> str:
@@ -174,6 +222,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
     if "{elo}" not in args.opponent:
         print("ladder.py: error: --opponent needs {elo} where the level goes", file=sys.stderr)
+        return 1
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        print(
+            "ladder.py: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
+            file=sys.stderr,
+        )
         return 1
     out = Path(args.out)
     try:
@@ -219,9 +273,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"ladder.py: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
                 return 1
         rows.append(_row(level, summary))
-        _write(out, ladder_summary(name, rows))
+        _write(out, ladder_summary(name, rows), args.plot)
     result = ladder_summary(name, rows)
-    _write(out, result)
+    _write(out, result, args.plot)
     print(format_ladder(result))
     return status if status not in (0, 2) else 0
 
