@@ -11,15 +11,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import chess.pgn
 import pytest
 
 from scripts.matches.stats import LevelResult, rating_on_scale, score_from_elo
-from tests.conftest import REPO
+from tests.conftest import REPO, default_sigint
 
 STUB = f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'}'"
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
@@ -145,3 +147,38 @@ def test_ladder_stops_on_a_level_that_cannot_start(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 1
     assert "level 1500 could not be played" in proc.stderr
+
+
+def test_ctrl_c_keeps_the_finished_levels(tmp_path: Path) -> None:
+    # Level 1000's stub never thinks (5 moves a game); level 3's thinks for an hour on
+    # its 4th move, which is where the ladder gets Ctrl-C.
+    out = tmp_path / "ladder"
+    thinking = tmp_path / "thinking"
+    opponent = (
+        f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'} --fault think "
+        f"--after {{elo}} --think-file {thinking}' name=L{{elo}}"
+    )
+    proc = subprocess.Popen(
+        [*LADDER, "--engine", f"{STUB} name=Rated", "--opponent", opponent,
+         "--levels", "1000", "3", "--depth", "1", "--rounds", "1", "--maxmoves", "5",
+         "--quiet", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not thinking.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert thinking.exists()
+        proc.send_signal(signal.SIGINT)
+        out_text, err_text = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err_text
+    assert "Traceback" not in err_text
+    summary = json.loads((out / "ladder.json").read_text())
+    assert [row["level"] for row in summary["levels"]] == [1000]
+    assert summary["games"] == 2
+    assert "| 1000 |" in out_text and "| 3 |" not in out_text
