@@ -14,7 +14,8 @@ Times in budgets are milliseconds relative to the moment ``go`` was read (or
 * Move Overhead (time lost to the GUI and the pipes) is subtracted once per
   move and once per move of the horizon; tiny, zero or negative clocks switch
   to panic mode (depth 1, answer at once).
-* sudden death assumes 40 moves to go; ``movestogo`` replaces that horizon.
+* sudden death assumes 40 moves to go, 20 with an increment (which refills the
+  clock, so it can be spent faster); ``movestogo`` replaces that horizon.
 * pondering spends a little more per move, since the ponder search often
   saves the whole move.
 
@@ -30,7 +31,11 @@ from typing import Optional
 from engine.limits import SearchLimits
 
 DEFAULT_HORIZON_MOVES = 40
-"""Moves assumed left in a sudden-death game."""
+"""Moves assumed left in a sudden-death game without increment."""
+INCREMENT_HORIZON_MOVES = 20
+"""Moves assumed left in a sudden-death game with an increment. The increment refills
+what each move spends, so a long game never drains the clock: with a horizon of 40,
+games at 10+0.1 ended with half the base time unused (median)."""
 MAX_HORIZON_MOVES = 50
 """movestogo is clamped to 1..this (GUIs have sent 0 and negative values)."""
 
@@ -103,7 +108,7 @@ def _clock_budget(
         return TimeBudget(0.0, hard, panic=True, scalable=False)
 
     repeating = movestogo is not None and movestogo > 0
-    horizon = DEFAULT_HORIZON_MOVES
+    horizon = INCREMENT_HORIZON_MOVES if inc_ms > 0 else DEFAULT_HORIZON_MOVES
     if movestogo is not None and movestogo > 0:
         horizon = min(MAX_HORIZON_MOVES, movestogo)
     # Short clocks: the overhead reserve of the whole horizon must not eat more

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from engine.limits import parse_go
-from engine.timeman import StabilityTracker, TimeBudget, plan, scaled_soft_ms
+from engine.timeman import (
+    DEFAULT_HORIZON_MOVES,
+    INCREMENT_HORIZON_MOVES,
+    StabilityTracker,
+    TimeBudget,
+    plan,
+    scaled_soft_ms,
+)
 
 OVERHEAD = 50
 
@@ -35,6 +42,29 @@ def test_sudden_death_shape() -> None:
     assert b.hard_ms <= 0.5 * (60000 - OVERHEAD)
     assert b.hard_ms == pytest.approx(5 * b.soft_ms)
     assert b.scalable and not b.panic
+
+
+def test_an_increment_shortens_the_horizon() -> None:
+    # 10+0.1: the pool (clock, the horizon's increments, less its overheads) over 20.
+    b = budget("wtime 10000 btime 10000 winc 100 binc 100")
+    horizon = INCREMENT_HORIZON_MOVES
+    pool = 10000 + (horizon - 1) * 100 - (horizon + 2) * OVERHEAD
+    assert b.soft_ms == pytest.approx(pool / horizon)
+    no_increment = budget("wtime 10000 btime 10000")
+    assert no_increment.soft_ms == pytest.approx((10000 - (DEFAULT_HORIZON_MOVES + 2) * 50) / 40)
+
+
+@pytest.mark.parametrize(("clock", "inc"), [(10000, 100), (180000, 2000), (60000, 1000)])
+def test_long_games_with_an_increment_keep_a_clock(clock: int, inc: int) -> None:
+    # 300 moves, each spending twice the optimum (the stability scale's most) and the
+    # full overhead on top: the increment keeps the clock above zero.
+    remaining = clock
+    for _ in range(300):
+        b = budget(f"wtime {remaining} btime {remaining} winc {inc} binc {inc}")
+        assert b.soft_ms is not None and b.hard_ms is not None
+        spent = b.hard_ms if b.panic else min(b.hard_ms, 2 * b.soft_ms)
+        remaining = int(remaining - spent - OVERHEAD + inc)
+        assert remaining > 0
 
 
 def test_movestogo_one_spends_more_but_keeps_a_margin() -> None:
