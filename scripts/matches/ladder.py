@@ -172,10 +172,8 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
     scores = [100 * row["score"] for row in rows]
     bars = []
     for row in rows:
-        n, mean = row["games"], row["score"]
-        spread = row["wins"] * (1 - mean) ** 2 + row["draws"] * (0.5 - mean) ** 2
-        spread += row["losses"] * mean**2
-        bars.append(100 * stats.Z95 * math.sqrt(spread / n) / math.sqrt(n))
+        level = stats.LevelResult(row["level"], row["wins"], row["draws"], row["losses"])
+        bars.append(100 * stats.Z95 * math.sqrt(level.score_variance / level.games))
     axes.errorbar(levels, scores, yerr=bars, fmt="o", capsize=4, label="score, 95 %")
     rating = summary["rating"]
     if rating is not None:
@@ -206,13 +204,6 @@ def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> None:
         plot_ladder(summary, plot)
 
 
-def _engine_name(spec: str) -> str:
-    for word in spec.split():
-        if word.startswith("name="):
-            return word[len("name=") :]
-    return "engine"
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Play the ladder the arguments describe; the exit status (module docstring)."""
     args, passthrough = build_parser().parse_known_args(argv)
@@ -235,7 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as err:
         print(f"ladder.py: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
         return 1
-    name = _engine_name(args.engine)
+    name = "engine"  # until a level's summary gives the name the match used
     rows: list[dict[str, Any]] = []
     status = 0
     for level in args.levels:
@@ -272,6 +263,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except (OSError, ValueError) as err:
                 print(f"ladder.py: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
                 return 1
+        name = summary["engines"][0]["name"]
         rows.append(_row(level, summary))
         _write(out, ladder_summary(name, rows), args.plot)
     result = ladder_summary(name, rows)

@@ -143,6 +143,19 @@ class LevelResult:
     def games(self) -> int:
         return self.wins + self.draws + self.losses
 
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score_variance(self) -> float:
+        """The observed variance of one game's score (0, 1/2 or 1); 0 without games."""
+        if not self.games:
+            return 0.0
+        mean = self.points / self.games
+        spread = self.wins * (1.0 - mean) ** 2 + self.draws * (0.5 - mean) ** 2
+        return (spread + self.losses * mean**2) / self.games
+
 
 def rating_on_scale(levels: Sequence[LevelResult]) -> tuple[float, float]:
     """The rating that best explains the scores against opponents of known ratings.
@@ -159,7 +172,7 @@ def rating_on_scale(levels: Sequence[LevelResult]) -> tuple[float, float]:
     games = sum(level.games for level in played)
     if not games:
         return math.nan, math.inf
-    points = sum(level.wins + 0.5 * level.draws for level in played)
+    points = sum(level.points for level in played)
     if points <= 0.0:
         return -math.inf, math.inf
     if points >= games:
@@ -181,12 +194,7 @@ def rating_on_scale(levels: Sequence[LevelResult]) -> tuple[float, float]:
     variance = 0.0
     slope = 0.0
     for level in played:
-        mean = (level.wins + 0.5 * level.draws) / level.games
-        variance += (
-            level.wins * (1.0 - mean) ** 2
-            + level.draws * (0.5 - mean) ** 2
-            + level.losses * mean**2
-        )
+        variance += level.games * level.score_variance
         p = score_from_elo(rating - level.rating)
         slope += level.games * p * (1.0 - p) * math.log(10.0) / 400.0
     if variance <= 0.0 or slope <= 0.0:
