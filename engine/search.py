@@ -26,7 +26,9 @@ Hot-path rules: python-chess calls that scan the board or its move stack
 push/pop; the Zobrist key and evaluation sums come from ``Position``; the move
 picker tries the TT move before any move generation; moves are generated
 pseudo-legally and tested for legality only when they could leave the king
-attacked; repetition uses our key history.
+attacked; whether a king is attacked is asked of ``engine.attacks`` (one call,
+where ``Board.is_check`` and ``was_into_check`` make several); repetition uses our
+key history.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Callable, Optional
 import chess
 
 from engine import movepick
+from engine.attacks import king_attacked
 from engine.evaluate import Evaluator
 from engine.features import MAX_PHASE
 from engine.movepick import (
@@ -550,7 +553,7 @@ class Searcher:
             pvt[ply] = []
 
         # 1. In check: extend, so that a check never ends the main search.
-        in_check = board.is_check()
+        in_check = king_attacked(board, board.turn)
         if in_check:
             depth += 1
 
@@ -740,7 +743,7 @@ class Searcher:
                         or _BB_SQUARES[from_sq] & pin_lines
                         or to_sq == ep_square
                     )
-                    and board.was_into_check()
+                    and king_attacked(board, us)
                 ):
                     pos.pop()
                     continue
@@ -750,7 +753,7 @@ class Searcher:
                     quiet_stage
                     and (futile or (reduce and searched >= LMR_MIN_MOVES))
                     and not move.promotion
-                    and not board.is_check()
+                    and not king_attacked(board, not us)
                 ):
                     if futile:
                         # 12. Futility: a quiet move cannot lift this node to alpha.
@@ -867,7 +870,8 @@ class Searcher:
         moves = quiescence_moves(board, self.history, in_check)
         if not moves:
             return -(MATE - ply) if in_check else best_score  # no evasion: mated
-        king_sq = board.king(board.turn)
+        us = board.turn
+        king_sq = board.king(us)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
         ep_square = board.ep_square
         see_prune = SEE_QSEARCH and self.selective and not in_check
@@ -893,10 +897,10 @@ class Searcher:
                     or move.to_square == ep_square
                 )
             pos.push(move)
-            if risky and board.was_into_check():
+            if risky and king_attacked(board, us):
                 pos.pop()
                 continue
-            score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+            score = -self._qsearch(-beta, -alpha, ply + 1, king_attacked(board, not us))
             pos.pop()
             if score > best_score:
                 best_score = score
