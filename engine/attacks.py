@@ -4,12 +4,13 @@ The search asks at every node whether the side to move is in check, and after
 risky moves whether the side that moved left its king attacked. python-chess
 answers through several method calls (``is_check`` -> ``checkers_mask`` ->
 ``king`` and ``attackers_mask``, which looks up every slider attack whatever
-the position); these functions answer the same question in one call, testing
+the position); ``king_attacked`` answers the same question in one call, testing
 the cheap attackers first and looking up a slider's attacks only when an enemy
 rook, bishop or queen stands on one of the king's lines at all.
 
-The answers equal python-chess's (``Board.is_check``, ``Board.was_into_check``)
-for every position, a side without a king included (never in check);
+``king_attacked(board, board.turn)`` equals ``Board.is_check()`` and
+``king_attacked(board, not board.turn)`` equals ``Board.was_into_check()`` for every
+position, a side without a king included (never in check);
 tests/test_attacks.py holds them to it. This module only reads the board: it
 must not change it, generate moves or know about the search.
 """
@@ -28,11 +29,11 @@ _RANK_MASKS = chess.BB_RANK_MASKS
 _FILE_MASKS = chess.BB_FILE_MASKS
 _DIAG_MASKS = chess.BB_DIAG_MASKS
 
-_STRAIGHT_LINES = [
+STRAIGHT_LINES = [
     chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES
 ]
 """Squares a rook on an empty board reaches from each square."""
-_DIAGONAL_LINES = [chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES]
+DIAGONAL_LINES = [chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES]
 """Squares a bishop on an empty board reaches from each square."""
 
 
@@ -51,7 +52,7 @@ def king_attacked(board: chess.Board, color: chess.Color) -> bool:
         return True
     queens = board.queens
     straight = (board.rooks | queens) & them
-    if straight & _STRAIGHT_LINES[square]:
+    if straight & STRAIGHT_LINES[square]:
         occupied = board.occupied
         if (
             _RANK_ATTACKS[square][_RANK_MASKS[square] & occupied]
@@ -59,16 +60,6 @@ def king_attacked(board: chess.Board, color: chess.Color) -> bool:
         ) & straight:
             return True
     diagonal = (board.bishops | queens) & them
-    if diagonal & _DIAGONAL_LINES[square]:
+    if diagonal & DIAGONAL_LINES[square]:
         return bool(_DIAG_ATTACKS[square][_DIAG_MASKS[square] & board.occupied] & diagonal)
     return False
-
-
-def in_check(board: chess.Board) -> bool:
-    """``board.is_check()``: the side to move's king is attacked."""
-    return king_attacked(board, board.turn)
-
-
-def was_into_check(board: chess.Board) -> bool:
-    """``board.was_into_check()``: the side that just moved left its king attacked."""
-    return king_attacked(board, not board.turn)

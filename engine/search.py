@@ -42,7 +42,7 @@ from typing import Callable, Optional
 import chess
 
 from engine import movepick
-from engine.attacks import king_attacked
+from engine.attacks import DIAGONAL_LINES, STRAIGHT_LINES, king_attacked
 from engine.evaluate import Evaluator
 from engine.features import MAX_PHASE
 from engine.movepick import (
@@ -123,15 +123,6 @@ _BB_SQUARES = chess.BB_SQUARES
 _PAWN = chess.PAWN
 
 
-def _lines_through(square: int) -> int:
-    """Squares on a rank, file or diagonal through ``square`` (empty board)."""
-    return (
-        chess.BB_RANK_ATTACKS[square][0]
-        | chess.BB_FILE_ATTACKS[square][0]
-        | chess.BB_DIAG_ATTACKS[square][0]
-    )
-
-
 def _reduction_table() -> list[list[int]]:
     """LMR plies by [depth][moves searched]: grows with log(depth) * log(move number)."""
     table = [[0] * (LMR_MAX_MOVE_INDEX + 1) for _ in range(MAX_PLY + 1)]
@@ -143,7 +134,7 @@ def _reduction_table() -> list[list[int]]:
 
 _REDUCTIONS = _reduction_table()
 
-_KING_LINES = [_lines_through(sq) for sq in chess.SQUARES]
+_KING_LINES = [straight | diagonal for straight, diagonal in zip(STRAIGHT_LINES, DIAGONAL_LINES)]
 """A piece off every line through its king cannot expose the king by moving."""
 
 
