@@ -118,6 +118,9 @@ LAZY_EVAL = True
 """Quiescence stands pat on the material and piece-square score alone when it is
 more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
 LAZY_MARGIN_CP = 250
+QSEARCH_TT = True
+"""Quiescence probes the transposition table (a bound ends the node) and stores its
+result where the table holds nothing for the position."""
 
 _BB_SQUARES = chess.BB_SQUARES
 _PAWN = chess.PAWN
@@ -335,7 +338,8 @@ class Searcher:
         """The quiescence score of ``board`` with a full window (side to move's view).
 
         The static evaluation once captures are resolved: what the main search
-        uses at its horizon. For tests and tools; it does not touch the TT.
+        uses at its horizon. For tests and tools; it reads and fills the TT as
+        quiescence in the tree does (QSEARCH_TT).
         """
         self._pos = Position(board.copy())
         self._control = SearchControl()
@@ -832,6 +836,20 @@ class Searcher:
         if ply >= MAX_PLY - 1:
             return self.evaluator.evaluate(pos)
 
+        # Any stored result has searched at least the captures this node would.
+        tt_entry = None
+        if QSEARCH_TT:
+            tt_entry = self.tt.probe(pos.key)
+            if tt_entry:
+                bound = tt_entry[2]
+                tt_score = score_from_tt(tt_entry[3], ply)
+                if (
+                    bound == BOUND_EXACT
+                    or (bound == BOUND_LOWER and tt_score >= beta)
+                    or (bound == BOUND_UPPER and tt_score <= alpha)
+                ):
+                    return tt_score
+
         if in_check:
             # Evasions: every legal move, no stand-pat (standing still is not allowed).
             best_score = -INFINITE
@@ -861,6 +879,8 @@ class Searcher:
         moves = quiescence_moves(board, self.history, in_check)
         if not moves:
             return -(MATE - ply) if in_check else best_score  # no evasion: mated
+        original_alpha = alpha
+        best_code = 0
         us = board.turn
         king_sq = board.king(us)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
@@ -897,6 +917,16 @@ class Searcher:
                 best_score = score
                 if score > alpha:
                     alpha = score
+                    best_code = from_sq | (move.to_square << 6) | ((move.promotion or 0) << 12)
                     if alpha >= beta:
-                        return best_score
+                        break
+        if QSEARCH_TT and tt_entry is None and best_score > -INFINITE:
+            # Never over a deeper result for the same position (store() would).
+            if best_score >= beta:
+                bound = BOUND_LOWER
+            elif best_score > original_alpha:
+                bound = BOUND_EXACT
+            else:
+                bound = BOUND_UPPER
+            self.tt.store(pos.key, 0, bound, score_to_tt(best_score, ply), best_code)
         return best_score

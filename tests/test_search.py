@@ -14,7 +14,7 @@ from engine.bench import BENCH_FENS
 from engine.evaluate import evaluate
 from engine.score import MATE, mate_in_moves, score_from_tt
 from engine.search import SearchControl, Searcher, SearchParams
-from engine.tt import BOUND_EXACT, TranspositionTable
+from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 from tests.conftest import shared_file
 
 # ----------------------------------------------------------------- reference
@@ -437,3 +437,31 @@ def test_every_switch_flipped_still_finds_mate_and_tactic(
     # build finds the mate at depth 8).
     _, moves, _ = _search("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1", 10)
     assert moves[0] == chess.Move.from_uci("g3g6")  # WAC.001
+
+
+def test_quiescence_stores_its_result_and_reuses_it() -> None:
+    """A quiescence result goes to the TT (depth 0) and a second visit is one node."""
+    from engine.position import Position
+
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+    board.push_uci("f3e5")  # Black to move, with captures on both sides
+    searcher = Searcher(TranspositionTable(4))
+    first = searcher.quiescence(board)
+    key = Position(board).key
+    entry = searcher.tt.probe(key)
+    assert entry is not None and entry[1] == 0 and entry[2] == BOUND_EXACT
+    assert searcher.nodes > 1
+    searcher.nodes = 0
+    assert searcher.quiescence(board) == first
+    assert searcher.nodes == 1
+
+
+def test_quiescence_never_overwrites_a_deeper_entry() -> None:
+    from engine.position import Position
+
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4N3/2B1P3/8/PPPP1PPP/RNBQK2R b KQkq - 0 4")
+    searcher = Searcher(TranspositionTable(4))
+    key = Position(board).key
+    searcher.tt.store(key, 5, BOUND_LOWER, -30000, 0)  # a bound no window here can use
+    searcher.quiescence(board)
+    assert searcher.tt.probe(key) == (0, 5, BOUND_LOWER, -30000)
