@@ -11,7 +11,8 @@ interior node:
    valuable victim, least valuable attacker), without those that lose material
    by static exchange when ``split_bad_captures`` is set;
 3. ``STAGE_KILLERS``: the ply's two killer moves (quiet moves that caused a
-   cutoff in a sibling), if they are pseudo-legal here;
+   cutoff in a sibling), then the counter move (the quiet move that last refuted
+   the opponent's previous move), if they are pseudo-legal here;
 4. ``STAGE_QUIETS``: the other non-captures by the history heuristic (queen
    promotions first), unless the search has already searched ``quiet_limit``
    moves (late move pruning) when the stage is reached;
@@ -63,7 +64,13 @@ CAPTURE_BASE = 1 << 24
 KILLER_1_SCORE = (1 << 23) + 2
 KILLER_2_SCORE = (1 << 23) + 1
 HISTORY_MAX = 1 << 22
-"""History values are halved when one reaches this, so quiets stay below killers."""
+"""Above every history value (see HISTORY_LIMIT): queen promotions sort above quiets."""
+HISTORY_LIMIT = 16384
+"""History entries stay within +/- this: each update moves an entry toward the
+limit by a share of the distance left ("gravity"), so a move that refuted often
+long ago is overtaken by one that refutes now."""
+HISTORY_BONUS_MAX = 1200
+"""The largest single update (depth squared, capped): deep cutoffs count more."""
 
 _ORDER_SHIFT = 8
 """Sort keys are ``score << 8 | (255 - index)``: ints sort fast and ties keep generation order."""
@@ -91,6 +98,25 @@ def age_history(history: list[int]) -> None:
         history[i] >>= 1
 
 
+def history_bonus(depth: int) -> int:
+    """The size of a history update for a cutoff at ``depth``."""
+    bonus = depth * depth
+    return bonus if bonus < HISTORY_BONUS_MAX else HISTORY_BONUS_MAX
+
+
+def update_history(history: list[int], index: int, bonus: int) -> None:
+    """Add ``bonus`` (negative: a malus) to an entry, scaled by how far it is from
+    the limit in that direction, so that entries stay within +/- HISTORY_LIMIT."""
+    value = history[index]
+    magnitude = bonus if bonus >= 0 else -bonus
+    history[index] = value + bonus - value * magnitude // HISTORY_LIMIT
+
+
+def new_counter_moves() -> list[int]:
+    """Counter-move table: a move code per (side to move, opponent's from, to)."""
+    return [0] * HISTORY_SIZE
+
+
 class MovePicker:
     """The moves of one node, stage by stage (see the module docstring).
 
@@ -100,6 +126,7 @@ class MovePicker:
 
     __slots__ = (
         "board",
+        "counter",
         "history",
         "in_check",
         "killer_1",
@@ -120,8 +147,10 @@ class MovePicker:
         in_check: bool,
         split_bad_captures: bool = True,
         quiet_limit: int = NO_LIMIT,
+        counter: int = 0,
     ) -> None:
         self.board = board
+        self.counter = counter
         self.tt_code = tt_code
         self.killer_1 = killer_1
         self.killer_2 = killer_2
@@ -154,14 +183,17 @@ class MovePicker:
         if self.split_bad_captures:
             captures = split_bad_captures(board, captures, bad_captures)
         yield STAGE_GOOD_CAPTURES, captures
-        killers = valid_killers(board, killer_1, killer_2, tt_code)
+        counter = self.counter
+        if counter in (killer_1, killer_2):
+            counter = 0
+        killers = valid_killers(board, killer_1, killer_2, tt_code, counter)
         if killers:
             yield STAGE_KILLERS, killers
         if self.searched < self.quiet_limit:
             quiets = pseudo_legal_quiets(board)
             yield (
                 STAGE_QUIETS,
-                order_quiets(board, quiets, (tt_code, killer_1, killer_2), self.history),
+                order_quiets(board, quiets, (tt_code, killer_1, killer_2, counter), self.history),
             )
         if bad_captures:
             yield STAGE_BAD_CAPTURES, bad_captures
@@ -357,12 +389,13 @@ def split_bad_captures(
 
 
 def valid_killers(
-    board: chess.Board, killer_1: int, killer_2: int, tt_code: int
+    board: chess.Board, killer_1: int, killer_2: int, tt_code: int, counter: int = 0
 ) -> list[chess.Move]:
-    """The killers that are quiet, pseudo-legal moves here and not the TT move."""
+    """The killers (then the counter move) that are quiet, pseudo-legal moves here and
+    not the TT move."""
     them = board.occupied_co[not board.turn]
     valid = []
-    for code in (killer_1, killer_2):
+    for code in (killer_1, killer_2, counter):
         if code and code != tt_code and not _BB_SQUARES[(code >> 6) & 63] & them:
             move = decode(code)
             if board.is_pseudo_legal(move):
