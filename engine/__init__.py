@@ -44,7 +44,10 @@ Glossary:
 - cp: centipawn, 1/100 of a pawn; scores are in cp from the side to move's view.
 - mvv-lva: most valuable victim, least valuable attacker (capture ordering).
 - killer: a quiet move that caused a beta cutoff at the same ply in a sibling.
-- history: per (colour, from, to) counter of quiet moves that caused cutoffs.
+- history: per (colour, from, to) score of quiet moves: raised when one causes a
+  cutoff, lowered when one searched before the cutoff failed (bounded: "gravity").
+- counter move: the quiet move that last refuted a given opponent move (by its
+  from and to squares).
 - lmr: late move reductions; see: static exchange evaluation.
 - mg, eg: middlegame and endgame parts of a score, blended by the game phase.
 - texel tuning: fitting evaluation weights to game results through a logistic.
