@@ -953,7 +953,7 @@ class Searcher:
                 best_score = score
                 if score > alpha:
                     alpha = score
-                    best_code = from_sq | (move.to_square << 6) | ((move.promotion or 0) << 12)
+                    best_code = move_code(move)
                     if alpha >= beta:
                         break
         if QSEARCH_TT and tt_entry is None and best_score > -INFINITE:
