@@ -33,6 +33,7 @@ Architecture map (one concept per module):
 - ``annotate``   annotated games: evaluations, judgements, summary, graph.
 - ``textbook``   minimax, alpha-beta and PVS as taught, instrumented.
 - ``stats``      cutoff stats: what alpha-beta saves, measured.
+- ``compiled``   cutoff compile: the hot modules built by mypyc; the stale-build guard.
 
 Glossary:
 
@@ -56,3 +57,7 @@ Glossary:
 __version__ = "0.1.0"
 ENGINE_NAME = "Cutoff"
 ENGINE_AUTHOR = "the Cutoff developers"
+
+from engine.compiled import guard as _guard  # noqa: E402 (after the constants)
+
+_guard()  # before any other engine module: a stale compiled build must not load

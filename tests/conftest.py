@@ -106,3 +106,11 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     eng.handshake()
     yield eng
     eng.close()
+
+
+def pytest_report_header() -> str:
+    """Which build the tests import: tests that patch a compiled module's internals
+    cannot run against a compiled build (``cutoff compile --remove`` first)."""
+    from engine.compiled import build_description
+
+    return f"engine build: {build_description()}"

@@ -1,0 +1,166 @@
+"""The compiled build: `cutoff compile`, its manifest, and the guard that runs the
+sources when they changed after the build.
+
+The quick tests work on a copy of the package with stand-in extension files (never
+imported: garbage bytes, so a guard that let one load would crash the process). The
+slow test compiles for real with mypyc and checks the bench's node count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import compiled
+
+ROOT = Path(__file__).resolve().parent.parent
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _copy_package(tmp_path: Path) -> Path:
+    """A copy of the engine package in tmp_path, without any build products."""
+    shutil.copytree(
+        ROOT / "engine",
+        tmp_path / "engine",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", compiled.MANIFEST),
+    )
+    return tmp_path / "engine"
+
+
+def _fake_build(pkg: Path, hashes: dict[str, str] | None = None) -> None:
+    """Stand-in extensions (garbage) and a manifest of the current sources' hashes."""
+    for stem in (*compiled.COMPILED_MODULES, compiled.GROUP + "__mypyc"):
+        (pkg / (stem + SUFFIX)).write_bytes(b"not an extension module")
+    if hashes is None:
+        hashes = {
+            module: hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
+            for module in compiled.COMPILED_MODULES
+        }
+    (pkg / compiled.MANIFEST).write_text(json.dumps({"sources": hashes}))
+
+
+def _cutoff(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_no_build_is_none(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    assert compiled.extension_files(str(pkg)) == []
+    assert compiled.stale_modules(str(pkg)) is None
+
+
+def test_current_build_is_not_stale(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg)
+    assert len(compiled.extension_files(str(pkg))) == len(compiled.COMPILED_MODULES) + 2
+    assert compiled.stale_modules(str(pkg)) == []
+
+
+def test_edited_source_is_stale(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg)
+    with open(pkg / "search.py", "a") as handle:
+        handle.write("# edited after the build\n")
+    assert compiled.stale_modules(str(pkg)) == ["search"]
+
+
+def test_missing_or_broken_manifest_means_all_stale(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg)
+    (pkg / compiled.MANIFEST).write_text("{not json")
+    assert compiled.stale_modules(str(pkg)) == list(compiled.COMPILED_MODULES)
+    (pkg / compiled.MANIFEST).unlink()
+    assert compiled.stale_modules(str(pkg)) == list(compiled.COMPILED_MODULES)
+
+
+def test_stale_build_runs_the_sources(tmp_path: Path) -> None:
+    """Through the real entry point: the stand-in extensions would crash the import,
+    so a bench that runs proves the guard loaded every compiled module from source."""
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg, hashes={"search": "0" * 64})
+    result = _cutoff(tmp_path, "bench", "--depth", "2", "--positions", "2")
+    assert result.returncode == 0, result.stderr
+    assert "compiled modules are out of date" in result.stderr
+    assert "attacks.py" in result.stderr and "search.py" in result.stderr
+    assert "Build: interpreted (the compiled modules are out of date" in result.stdout
+    assert re.search(r"Nodes searched\s*:\s*\d+", result.stdout)
+
+
+def test_uci_runs_with_a_stale_build(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg, hashes={})
+    result = subprocess.run(
+        [sys.executable, "-m", "engine"],
+        cwd=tmp_path,
+        input="uci\nisready\nposition startpos\ngo depth 3\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "uciok" in result.stdout and "bestmove " in result.stdout
+
+
+def test_status_and_remove(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    result = _cutoff(tmp_path, "compile", "--status")
+    assert result.returncode == 0
+    assert "interpreted" in result.stdout
+    _fake_build(pkg)
+    result = _cutoff(tmp_path, "compile", "--remove")
+    assert result.returncode == 0, result.stderr
+    assert f"removed {len(compiled.COMPILED_MODULES) + 2} files" in result.stdout
+    assert compiled.extension_files(str(pkg)) == []
+    assert (pkg / "search.py").exists()
+
+
+def test_this_process_runs_interpreted_without_a_build() -> None:
+    if compiled.stale_modules(compiled.package_dir()) is not None:
+        pytest.skip("this checkout holds a compiled build")
+    assert compiled.build_description().startswith("interpreted")
+
+
+def _bench_nodes(output: str) -> int:
+    match = re.search(r"Nodes searched\s*:\s*(\d+)", output)
+    assert match, output
+    return int(match.group(1))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
+@pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="no cc")
+def test_compile_for_real(tmp_path: Path) -> None:
+    """mypyc builds the modules; the compiled search finds the same tree; an edit to
+    a source afterwards brings back the interpreted search, with the same tree."""
+    pkg = _copy_package(tmp_path)
+    interpreted = _cutoff(tmp_path, "bench", "--depth", "5")
+    assert interpreted.returncode == 0, interpreted.stderr
+    result = _cutoff(tmp_path, "compile", timeout=1800)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert compiled.stale_modules(str(pkg)) == []
+    for module in compiled.COMPILED_MODULES:
+        assert (pkg / (module + SUFFIX)).exists()
+    fast = _cutoff(tmp_path, "bench", "--depth", "5")
+    assert fast.returncode == 0, fast.stderr
+    assert "Build: compiled by mypyc (8 modules)" in fast.stdout
+    assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
+    with open(pkg / "see.py", "a") as handle:
+        handle.write("# edited after the build\n")
+    edited = _cutoff(tmp_path, "bench", "--depth", "5")
+    assert edited.returncode == 0, edited.stderr
+    assert "see.py changed" in edited.stderr
+    assert _bench_nodes(edited.stdout) == _bench_nodes(interpreted.stdout)
