@@ -67,7 +67,11 @@ def extension_files(pkg: str) -> list[str]:
     of the group's shared library, and the manifest."""
     stems = {*COMPILED_MODULES, GROUP + "__mypyc"}
     found = []
-    for name in sorted(os.listdir(pkg)):
+    try:
+        names = sorted(os.listdir(pkg))
+    except OSError:
+        return []  # a frozen executable keeps its modules in an archive
+    for name in names:
         if name == MANIFEST:
             found.append(name)
             continue
@@ -81,7 +85,8 @@ def extension_files(pkg: str) -> list[str]:
 def stale_modules(pkg: str) -> Optional[list[str]]:
     """``None`` when ``pkg`` holds no compiled build; otherwise the compiled modules
     whose source differs from the one they were built from (all of them when the
-    manifest is missing or unreadable), an empty list for a build that is current."""
+    manifest is missing or unreadable), an empty list for a build that is current.
+    A module without its source (a frozen executable) is never stale."""
     files = extension_files(pkg)
     if not files:
         return None
@@ -90,7 +95,7 @@ def stale_modules(pkg: str) -> Optional[list[str]]:
             manifest = json.load(handle)
         hashes = dict(manifest["sources"])
     except (OSError, ValueError, KeyError, TypeError):
-        return list(COMPILED_MODULES)
+        hashes = {}
     stale = []
     for module in COMPILED_MODULES:
         source = os.path.join(pkg, module + ".py")
@@ -116,11 +121,10 @@ class _SourceFinder:
         target: Optional[ModuleType] = None,
     ) -> Optional[importlib.machinery.ModuleSpec]:
         prefix, _, name = fullname.partition(".")
-        if prefix != _PACKAGE or name not in COMPILED_MODULES:
+        source = os.path.join(self.pkg, name + ".py")
+        if prefix != _PACKAGE or name not in COMPILED_MODULES or not os.path.exists(source):
             return None
-        return importlib.util.spec_from_file_location(
-            fullname, os.path.join(self.pkg, name + ".py")
-        )
+        return importlib.util.spec_from_file_location(fullname, source)
 
 
 _stale_at_import: Optional[list[str]] = None

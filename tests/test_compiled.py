@@ -63,6 +63,21 @@ def test_no_build_is_none(tmp_path: Path) -> None:
     assert compiled.stale_modules(str(pkg)) is None
 
 
+def test_no_package_folder_is_no_build(tmp_path: Path) -> None:
+    """A frozen executable keeps its pure modules in an archive: no folder to list."""
+    assert compiled.extension_files(str(tmp_path / "missing")) == []
+    assert compiled.stale_modules(str(tmp_path / "missing")) is None
+
+
+def test_modules_without_sources_are_not_stale(tmp_path: Path) -> None:
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg)
+    (pkg / compiled.MANIFEST).unlink()
+    for module in compiled.COMPILED_MODULES:
+        (pkg / f"{module}.py").unlink()
+    assert compiled.stale_modules(str(pkg)) == []
+
+
 def test_current_build_is_not_stale(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     _fake_build(pkg)
