@@ -102,7 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Cutoff, a UCI chess engine in Python. "
         "Without a command: the UCI protocol on stdin/stdout (what GUIs start).",
     )
-    parser.add_argument("--version", action="version", version=f"Cutoff {__version__}")
+    from engine.compiled import build_description
+
+    parser.add_argument(
+        "--version", action="version", version=f"Cutoff {__version__}, {build_description()}"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     analyse = _command(

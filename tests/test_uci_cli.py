@@ -52,7 +52,8 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert done.returncode == 0 and "analyse" in done.stdout
     done = run_cli(tmp_path, "--version")
     assert done.returncode == 0 and done.stdout.startswith("Cutoff ")
-    for command in ("analyse", "annotate", "bench"):
+    assert "interpreted" in done.stdout or "compiled" in done.stdout
+    for command in ("analyse", "annotate", "bench", "compile"):
         done = run_cli(tmp_path, command, "--help")
         assert done.returncode == 0 and done.stdout.startswith("usage: cutoff " + command)
 
