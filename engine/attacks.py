@@ -17,23 +17,25 @@ must not change it, generate moves or know about the search.
 
 from __future__ import annotations
 
+from typing import Final
+
 import chess
 
-_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
-_KING_ATTACKS = chess.BB_KING_ATTACKS
-_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
-_RANK_ATTACKS = chess.BB_RANK_ATTACKS
-_FILE_ATTACKS = chess.BB_FILE_ATTACKS
-_DIAG_ATTACKS = chess.BB_DIAG_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
+_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
+_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
+_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
+_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
+_RANK_MASKS: Final = chess.BB_RANK_MASKS
+_FILE_MASKS: Final = chess.BB_FILE_MASKS
+_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
 
-STRAIGHT_LINES = [
+STRAIGHT_LINES: Final = [
     chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES
 ]
 """Squares a rook on an empty board reaches from each square."""
-DIAGONAL_LINES = [chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES]
+DIAGONAL_LINES: Final = [chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES]
 """Squares a bishop on an empty board reaches from each square."""
 
 

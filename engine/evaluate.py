@@ -20,7 +20,7 @@ command. This module must not search, and the search must not call
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Callable, Final, TypeVar
 
 import chess
 
@@ -43,17 +43,17 @@ from engine.features import (
 from engine.position import Position
 from engine.weights import EG_WEIGHTS, MG_WEIGHTS
 
-EVAL_CACHE_BITS = 16
+EVAL_CACHE_BITS: Final = 16
 """Evaluations cached by key: 65,536 slots (about 1 MB), always replaced."""
-PAWN_CACHE_LIMIT = 1 << 16
+PAWN_CACHE_LIMIT: Final = 1 << 16
 """Entries kept in each pawn cache before it is cleared (a bound on memory)."""
-PIECE_SETS_LIMIT = 1 << 14
+PIECE_SETS_LIMIT: Final = 1 << 14
 """Bitboards remembered by each ``_PerPiece`` table (a bound on memory)."""
 
 
-_PACK_SHIFT = 16
-_PACK_HALF = 1 << (_PACK_SHIFT - 1)
-_PACK_MASK = (1 << _PACK_SHIFT) - 1
+_PACK_SHIFT: Final = 16
+_PACK_HALF: Final = 1 << (_PACK_SHIFT - 1)
+_PACK_MASK: Final = (1 << _PACK_SHIFT) - 1
 
 
 def _pack(mg: int, eg: int) -> int:
@@ -70,19 +70,19 @@ def _block(name: str) -> tuple[int, ...]:
     return tuple(_pack(MG_WEIGHTS[i], EG_WEIGHTS[i]) for i in range(start, start + size))
 
 
-_PASSED = _block("passed")
-_BLOCKED = _block("passed_blocked")
-_KING_DISTANCE = _block("passed_king_distance")
-_CONNECTED = _block("connected")
+_PASSED: Final = _block("passed")
+_BLOCKED: Final = _block("passed_blocked")
+_KING_DISTANCE: Final = _block("passed_king_distance")
+_CONNECTED: Final = _block("connected")
 (_ISOLATED,) = _block("isolated")
 (_DOUBLED,) = _block("doubled")
 (_BACKWARD,) = _block("backward")
-_MOB_N = _block("mobility_knight")
-_MOB_B = _block("mobility_bishop")
-_MOB_R = _block("mobility_rook")
-_MOB_Q = _block("mobility_queen")
+_MOB_N: Final = _block("mobility_knight")
+_MOB_B: Final = _block("mobility_bishop")
+_MOB_R: Final = _block("mobility_rook")
+_MOB_Q: Final = _block("mobility_queen")
 _ZONE_N, _ZONE_B, _ZONE_R, _ZONE_Q = _block("king_zone_attacks")
-_ATTACKERS = _block("king_attackers")
+_ATTACKERS: Final = _block("king_attackers")
 _SHIELD_1, _SHIELD_2 = _block("king_shield")
 _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 (_PAIR,) = _block("bishop_pair")
@@ -92,8 +92,8 @@ _SEMI_OPEN_KING, _OPEN_KING = _block("king_open_files")
 (_QUEEN_OPEN,) = _block("queen_open_file")
 (_QUEEN_SEMI,) = _block("queen_semi_open_file")
 (_QUEEN_7TH,) = _block("queen_seventh")
-_ROOK_LINE_TERMS = (_ROOK_OPEN, _ROOK_SEMI, _ROOK_7TH)
-_QUEEN_LINE_TERMS = (_QUEEN_OPEN, _QUEEN_SEMI, _QUEEN_7TH)
+_ROOK_LINE_TERMS: Final = (_ROOK_OPEN, _ROOK_SEMI, _ROOK_7TH)
+_QUEEN_LINE_TERMS: Final = (_QUEEN_OPEN, _QUEEN_SEMI, _QUEEN_7TH)
 
 
 def _line_terms(
@@ -115,13 +115,13 @@ def _line_terms(
 (_MINOR_THREAT,) = _block("minor_threat")
 (_TEMPO,) = _block("tempo")
 
-_DISTANCE = DISTANCE
-_BB_RANK_7 = chess.BB_RANK_7
-_BB_RANK_2 = chess.BB_RANK_2
-_BB_ALL = chess.BB_ALL
-_DIAG = [(chess.BB_DIAG_ATTACKS[sq], chess.BB_DIAG_MASKS[sq]) for sq in range(64)]
-_RANK = [(chess.BB_RANK_ATTACKS[sq], chess.BB_RANK_MASKS[sq]) for sq in range(64)]
-_FILE = [(chess.BB_FILE_ATTACKS[sq], chess.BB_FILE_MASKS[sq]) for sq in range(64)]
+_DISTANCE: Final = DISTANCE
+_BB_RANK_7: Final = chess.BB_RANK_7
+_BB_RANK_2: Final = chess.BB_RANK_2
+_BB_ALL: Final = chess.BB_ALL
+_DIAG: Final = [(chess.BB_DIAG_ATTACKS[sq], chess.BB_DIAG_MASKS[sq]) for sq in range(64)]
+_RANK: Final = [(chess.BB_RANK_ATTACKS[sq], chess.BB_RANK_MASKS[sq]) for sq in range(64)]
+_FILE: Final = [(chess.BB_FILE_ATTACKS[sq], chess.BB_FILE_MASKS[sq]) for sq in range(64)]
 
 _T = TypeVar("_T")
 
@@ -150,17 +150,17 @@ class _PerPiece(dict[int, tuple[_T, ...]]):
         return items
 
 
-_KNIGHTS = _PerPiece(lambda sq: ((chess.BB_KNIGHT_ATTACKS[sq],), 0, _MOB_N, _ZONE_N))
+_KNIGHTS: Final = _PerPiece(lambda sq: ((chess.BB_KNIGHT_ATTACKS[sq],), 0, _MOB_N, _ZONE_N))
 """(attack table, occupancy mask, mobility weights, king-zone weight) per knight; the
 table has one entry, since a knight's attacks do not depend on the occupancy."""
-_BISHOPS = _PerPiece(lambda sq: (*_DIAG[sq], _MOB_B, _ZONE_B))
+_BISHOPS: Final = _PerPiece(lambda sq: (*_DIAG[sq], _MOB_B, _ZONE_B))
 """(attack table, occupancy mask, mobility weights, king-zone weight) per bishop."""
-_NO_DIAGONAL = ((0,), 0)
+_NO_DIAGONAL: Final = ((0,), 0)
 """A diagonal table that attacks nothing, whatever the occupancy (for rooks)."""
-_ROOKS = _PerPiece(lambda sq: (*_NO_DIAGONAL, *_RANK[sq], *_FILE[sq], _MOB_R, _ZONE_R))
+_ROOKS: Final = _PerPiece(lambda sq: (*_NO_DIAGONAL, *_RANK[sq], *_FILE[sq], _MOB_R, _ZONE_R))
 """(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
 weight) per rook; the diagonal part attacks nothing."""
-_QUEENS = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq], _MOB_Q, _ZONE_Q))
+_QUEENS: Final = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq], _MOB_Q, _ZONE_Q))
 """(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
 weight) per queen."""
 
@@ -173,10 +173,10 @@ def _by_square(block: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]
     )
 
 
-_ALL_RANKS = 0x0101010101010101
+_ALL_RANKS: Final = 0x0101010101010101
 """Multiplying an 8-bit set of files by this gives the files' squares."""
-_PASSED_AT = _by_square(_PASSED)
-_CONNECTED_AT = _by_square(_CONNECTED)
+_PASSED_AT: Final = _by_square(_PASSED)
+_CONNECTED_AT: Final = _by_square(_CONNECTED)
 
 
 _PawnEntry = tuple[int, int, int, int, int, int, int, int, int, int, int, int]

@@ -34,48 +34,49 @@ the king attacked. This module reads the board and the history table it is given
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Final
 
 import chess
 
 from engine.see import SEE_VALUES, see_ge
 
-_BB_SQUARES = chess.BB_SQUARES
-_BB_ALL = chess.BB_ALL
+_BB_SQUARES: Final = chess.BB_SQUARES
+_BB_ALL: Final = chess.BB_ALL
 
-STAGE_TT = 0
-STAGE_EVASIONS = 1
-STAGE_GOOD_CAPTURES = 2
-STAGE_KILLERS = 3
-STAGE_QUIETS = 4
-STAGE_BAD_CAPTURES = 5
+STAGE_TT: Final = 0
+STAGE_EVASIONS: Final = 1
+STAGE_GOOD_CAPTURES: Final = 2
+STAGE_KILLERS: Final = 3
+STAGE_QUIETS: Final = 4
+STAGE_BAD_CAPTURES: Final = 5
 
-NO_LIMIT = 1 << 30
+NO_LIMIT: Final = 1 << 30
 """``quiet_limit`` when late move pruning does not apply."""
 
-HISTORY_SIDE_SIZE = 64 * 64
+HISTORY_SIDE_SIZE: Final = 64 * 64
 """History entries per side to move: one per (from-square, to-square)."""
-HISTORY_SIZE = 2 * HISTORY_SIDE_SIZE
+HISTORY_SIZE: Final = 2 * HISTORY_SIDE_SIZE
 """Black's entries first, then White's: the index is
 ``HISTORY_SIDE_SIZE * turn + 64 * from + to``."""
 
-CAPTURE_BASE = 1 << 24
+CAPTURE_BASE: Final = 1 << 24
 """Ordering score of captures and promotions, above every killer and quiet."""
 
-KILLER_1_SCORE = (1 << 23) + 2
-KILLER_2_SCORE = (1 << 23) + 1
-HISTORY_MAX = 1 << 22
+KILLER_1_SCORE: Final = (1 << 23) + 2
+KILLER_2_SCORE: Final = (1 << 23) + 1
+HISTORY_MAX: Final = 1 << 22
 """Above every history value (see HISTORY_LIMIT): queen promotions sort above quiets."""
-HISTORY_LIMIT = 16384
+HISTORY_LIMIT: Final = 16384
 """History entries stay within +/- this: each update moves an entry toward the
 limit by a share of the distance left ("gravity"), so a move that refuted often
 long ago is overtaken by one that refutes now."""
-HISTORY_BONUS_MAX = 1200
+HISTORY_BONUS_MAX: Final = 1200
 """The largest single update (depth squared, capped): deep cutoffs count more."""
 
-_ORDER_SHIFT = 8
+_ORDER_SHIFT: Final = 8
 """Sort keys are ``score << 8 | (255 - index)``: ints sort fast and ties keep generation order."""
 
-_MVV = (0, 100, 300, 310, 500, 900, 10000)
+_MVV: Final = (0, 100, 300, 310, 500, 900, 10000)
 
 
 def move_code(move: chess.Move) -> int:
@@ -199,20 +200,20 @@ class MovePicker:
             yield STAGE_BAD_CAPTURES, bad_captures
 
 
-_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
-_KING_ATTACKS = chess.BB_KING_ATTACKS
-_DIAG_ATTACKS = chess.BB_DIAG_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_RANK_ATTACKS = chess.BB_RANK_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_FILE_ATTACKS = chess.BB_FILE_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
-_BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
-_EP_RANKS = (chess.BB_RANK_4, chess.BB_RANK_5)
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
+_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
+_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
+_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
+_RANK_MASKS: Final = chess.BB_RANK_MASKS
+_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
+_FILE_MASKS: Final = chess.BB_FILE_MASKS
+_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
+_BACK_RANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
+_EP_RANKS: Final = (chess.BB_RANK_4, chess.BB_RANK_5)
 """The rank a pawn captures en passant from, by the side to move."""
 _Move = chess.Move
-_UNDER_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+_UNDER_PROMOTIONS: Final = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
 
 def _piece_moves(

@@ -22,7 +22,7 @@ except in ``__init__`` and ``state_errors``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Final, Optional
 
 import chess
 import chess.polyglot
@@ -30,32 +30,32 @@ import chess.polyglot
 from engine.features import PHASE_WEIGHT
 from engine.psqt import EG_TABLE, MG_TABLE
 
-ZOBRIST = chess.polyglot.POLYGLOT_RANDOM_ARRAY
-_TURN_KEY = ZOBRIST[780]
-_EP_FILE_KEYS = ZOBRIST[772:780]
-_BB_SQUARES = chess.BB_SQUARES
-_PAWN = chess.PAWN
-_KNIGHT = chess.KNIGHT
-_BISHOP = chess.BISHOP
-_ROOK = chess.ROOK
-_QUEEN = chess.QUEEN
-_KING = chess.KING
-_BB_RANK_1 = chess.BB_RANK_1
-_BB_RANK_8 = chess.BB_RANK_8
+ZOBRIST: Final = chess.polyglot.POLYGLOT_RANDOM_ARRAY
+_TURN_KEY: Final = ZOBRIST[780]
+_EP_FILE_KEYS: Final = ZOBRIST[772:780]
+_BB_SQUARES: Final = chess.BB_SQUARES
+_PAWN: Final = chess.PAWN
+_KNIGHT: Final = chess.KNIGHT
+_BISHOP: Final = chess.BISHOP
+_ROOK: Final = chess.ROOK
+_QUEEN: Final = chess.QUEEN
+_KING: Final = chess.KING
+_BB_RANK_1: Final = chess.BB_RANK_1
+_BB_RANK_8: Final = chess.BB_RANK_8
 
-_CORNER_KEYS = {
+_CORNER_KEYS: Final = {
     chess.H1: ZOBRIST[768],
     chess.A1: ZOBRIST[769],
     chess.H8: ZOBRIST[770],
     chess.A8: ZOBRIST[771],
 }
-REPETITION_WINDOW_PLIES = 100
+REPETITION_WINDOW_PLIES: Final = 100
 """How far back the game's history can matter to a search: a node whose position
 lies more plies after the last capture or pawn move is a draw by the fifty-move
 rule whatever repeats, so older plies are neither hashed nor copied."""
 
 _castle_cache: dict[int, int] = {}
-_POLYGLOT_HASHER = chess.polyglot.ZobristHasher(ZOBRIST)
+_POLYGLOT_HASHER: Final = chess.polyglot.ZobristHasher(ZOBRIST)
 
 
 def castling_key(rights: int) -> int:

@@ -7,16 +7,18 @@ side to move is mated). This module holds no search state and does no I/O.
 
 from __future__ import annotations
 
-MAX_PLY = 128
+from typing import Final
+
+MAX_PLY: Final = 128
 """Deepest ply the search may reach (arrays indexed by ply are this long)."""
 
-MATE = 32000
+MATE: Final = 32000
 """Score of delivering mate at the root (mate in 0 plies)."""
 
-MATE_BOUND = MATE - MAX_PLY
+MATE_BOUND: Final = MATE - MAX_PLY
 """Scores with an absolute value at or above this are mate scores."""
 
-INFINITE = MATE + 1
+INFINITE: Final = MATE + 1
 """Bigger than any score; the initial window is (-INFINITE, INFINITE)."""
 
 

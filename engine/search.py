@@ -39,7 +39,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Final, Optional
 
 import chess
 
@@ -132,8 +132,8 @@ HISTORY_MALUS = True
 COUNTER_MOVES = True
 """The quiet move that last refuted the opponent's previous move is tried after the killers."""
 
-_BB_SQUARES = chess.BB_SQUARES
-_PAWN = chess.PAWN
+_BB_SQUARES: Final = chess.BB_SQUARES
+_PAWN: Final = chess.PAWN
 
 
 def _reduction_table() -> list[list[int]]:
@@ -145,9 +145,11 @@ def _reduction_table() -> list[list[int]]:
     return table
 
 
-_REDUCTIONS = _reduction_table()
+_REDUCTIONS: Final = _reduction_table()
 
-_KING_LINES = [straight | diagonal for straight, diagonal in zip(STRAIGHT_LINES, DIAGONAL_LINES)]
+_KING_LINES: Final = [
+    straight | diagonal for straight, diagonal in zip(STRAIGHT_LINES, DIAGONAL_LINES)
+]
 """A piece off every line through its king cannot expose the king by moving."""
 
 

@@ -12,22 +12,24 @@ never changes it; the search decides what to do with the answer.
 
 from __future__ import annotations
 
+from typing import Final
+
 import chess
 
-SEE_VALUES = (0, 100, 320, 330, 500, 950, 20000)
+SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20000)
 """Exchange values by piece type (index 0 unused, king last so it captures last)."""
 
-_BB_SQUARES = chess.BB_SQUARES
-_RANK_MASKS = chess.BB_RANK_MASKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_RANK_ATTACKS = chess.BB_RANK_ATTACKS
-_FILE_ATTACKS = chess.BB_FILE_ATTACKS
-_DIAG_ATTACKS = chess.BB_DIAG_ATTACKS
-_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
-_KING_ATTACKS = chess.BB_KING_ATTACKS
-_WHITE_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS[chess.WHITE]
-_BLACK_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS[chess.BLACK]
+_BB_SQUARES: Final = chess.BB_SQUARES
+_RANK_MASKS: Final = chess.BB_RANK_MASKS
+_FILE_MASKS: Final = chess.BB_FILE_MASKS
+_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
+_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
+_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
+_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
+_WHITE_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.WHITE]
+_BLACK_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.BLACK]
 
 
 def see_ge(board: chess.Board, move: chess.Move, threshold: int = 0) -> bool:

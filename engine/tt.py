@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import ctypes
 from array import array
-from typing import Optional, Union
+from typing import Final, Optional, Union
 
 Words = Union["array[int]", memoryview]
 """A table's storage: an ``array('Q')``, or shared memory cast to ``'Q'``."""
 
-BYTES_PER_ENTRY = 16
-WORD_BYTES = 8
-BOUND_UPPER = 1
-BOUND_LOWER = 2
-BOUND_EXACT = 3
+BYTES_PER_ENTRY: Final = 16
+WORD_BYTES: Final = 8
+BOUND_UPPER: Final = 1
+BOUND_LOWER: Final = 2
+BOUND_EXACT: Final = 3
 
-_SCORE_OFFSET = 32768
-_AGE_MASK = 0xFF
+_SCORE_OFFSET: Final = 32768
+_AGE_MASK: Final = 0xFF
 
 
 def entries_for(size_mb: int) -> int:
