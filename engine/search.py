@@ -69,67 +69,67 @@ from engine.tablebase import TB_WIN_CP, Tablebases
 from engine.timeman import Deadlines
 from engine.tt import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TranspositionTable
 
-ASPIRATION_MIN_DEPTH = 4
+ASPIRATION_MIN_DEPTH: Final = 4
 """Iterations from this depth on start with a narrow window around the last score."""
-ASPIRATION_WINDOW_CP = 30
+ASPIRATION_WINDOW_CP: Final = 30
 """Half-width of the first aspiration window; doubled after every failure."""
-ASPIRATION_MAX_DELTA_CP = 1000
+ASPIRATION_MAX_DELTA_CP: Final = 1000
 """Past this half-width the failing side of the window opens fully."""
-POLL_INTERVAL_NODES = 64
+POLL_INTERVAL_NODES: Final = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 
 # Selective search. Each technique has a switch, so that a match can measure it
 # against the build without it (README: "Selective search"); ``Searcher.selective``
 # turns them all off at once (the exactness tests search that way).
-NULL_MOVE = True
+NULL_MOVE: Final = True
 """Null-move pruning: if passing still fails high, the node is not worth a full search."""
-NULL_MOVE_MIN_DEPTH = 3
-NULL_MOVE_BASE_REDUCTION = 3
+NULL_MOVE_MIN_DEPTH: Final = 3
+NULL_MOVE_BASE_REDUCTION: Final = 3
 """The null move is searched ``BASE + depth // 4`` plies shallower than a real move."""
-REVERSE_FUTILITY = True
+REVERSE_FUTILITY: Final = True
 """Static null move: far enough above beta at low depth, a non-PV node fails high."""
-REVERSE_FUTILITY_MAX_DEPTH = 6
-REVERSE_FUTILITY_MARGIN_CP = 90
+REVERSE_FUTILITY_MAX_DEPTH: Final = 6
+REVERSE_FUTILITY_MARGIN_CP: Final = 90
 """Per ply of depth: what the opponent could win back in that many plies."""
-FUTILITY = True
+FUTILITY: Final = True
 """Quiet, non-checking moves at frontier nodes far below alpha are skipped."""
-FUTILITY_MAX_DEPTH = 3
-FUTILITY_MARGIN_CP = (0, 130, 230, 330)
-LATE_MOVE_PRUNING = True
+FUTILITY_MAX_DEPTH: Final = 3
+FUTILITY_MARGIN_CP: Final = (0, 130, 230, 330)
+LATE_MOVE_PRUNING: Final = True
 """At depth 1-3 of non-PV nodes, quiet moves beyond a count are skipped."""
-LATE_MOVE_MAX_DEPTH = 3
-LATE_MOVE_COUNT = (0, 5, 8, 13)
+LATE_MOVE_MAX_DEPTH: Final = 3
+LATE_MOVE_COUNT: Final = (0, 5, 8, 13)
 """Moves searched (of any kind) after which quiets are skipped, by depth."""
-LATE_MOVE_REDUCTIONS = True
+LATE_MOVE_REDUCTIONS: Final = True
 """Late quiet moves are searched shallower, and again at full depth if they fail high."""
-LMR_MIN_DEPTH = 3
-LMR_MIN_MOVES = 3
+LMR_MIN_DEPTH: Final = 3
+LMR_MIN_MOVES: Final = 3
 """Moves searched before reductions start (TT move, captures and killers count)."""
-LMR_BASE = 0.75
-LMR_DIVISOR = 2.25
-LMR_GOOD_HISTORY = 1 << 12
+LMR_BASE: Final = 0.75
+LMR_DIVISOR: Final = 2.25
+LMR_GOOD_HISTORY: Final = 1 << 12
 """A quiet move whose history is at least this is reduced one ply less."""
-LMR_BAD_HISTORY = -(1 << 12)
+LMR_BAD_HISTORY: Final = -(1 << 12)
 """A quiet move whose history is at most this is reduced one ply more."""
-LMR_MAX_MOVE_INDEX = 63
+LMR_MAX_MOVE_INDEX: Final = 63
 """The reduction table's last column: later moves are reduced as much as this one."""
-INTERNAL_ITERATIVE_REDUCTION = True
+INTERNAL_ITERATIVE_REDUCTION: Final = True
 """A node with no TT move at depth >= IIR_MIN_DEPTH is searched a ply shallower."""
-IIR_MIN_DEPTH = 4
-SEE_ORDERING = True
+IIR_MIN_DEPTH: Final = 4
+SEE_ORDERING: Final = True
 """Captures losing material by static exchange are tried after the quiet moves."""
-SEE_QSEARCH = True
+SEE_QSEARCH: Final = True
 """Quiescence skips captures that lose material by static exchange."""
-LAZY_EVAL = True
+LAZY_EVAL: Final = True
 """Quiescence stands pat on the material and piece-square score alone when it is
 more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
-LAZY_MARGIN_CP = 250
-QSEARCH_TT = True
+LAZY_MARGIN_CP: Final = 250
+QSEARCH_TT: Final = True
 """Quiescence probes the transposition table (a bound ends the node) and stores its
 result where the table holds nothing for the position."""
-HISTORY_MALUS = True
+HISTORY_MALUS: Final = True
 """A cutoff also lowers the history of the quiet moves searched before the refutation."""
-COUNTER_MOVES = True
+COUNTER_MOVES: Final = True
 """The quiet move that last refuted the opponent's previous move is tried after the killers."""
 
 _BB_SQUARES: Final = chess.BB_SQUARES

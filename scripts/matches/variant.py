@@ -26,7 +26,12 @@ def make_variant(target: Path, overrides: list[str]) -> None:
     destination = target / "engine"
     if destination.exists():
         shutil.rmtree(destination)
-    shutil.copytree(ENGINE, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    # Not a compiled build: it was built from the sources the overrides change.
+    shutil.copytree(
+        ENGINE,
+        destination,
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "_compiled.json"),
+    )
     for override in overrides:
         name, sep, value = override.partition("=")
         module, dot, constant = name.partition(".")
