@@ -80,27 +80,30 @@ POLL_INTERVAL_NODES: Final = 64
 
 # Selective search. Each technique has a switch, so that a match can measure it
 # against the build without it (README: "Selective search"); ``Searcher.selective``
-# turns them all off at once (the exactness tests search that way).
-NULL_MOVE: Final = True
+# turns them all off at once (the exactness tests search that way). The numbers are
+# Final (the compiled search folds them); the switches are not: mypyc 2.4 keeps the
+# literal True and the int 1 in one constant slot, and a Final switch read as a value
+# made the compiled quiescence raise TypeError (CI's compiled bench check finds that).
+NULL_MOVE = True
 """Null-move pruning: if passing still fails high, the node is not worth a full search."""
 NULL_MOVE_MIN_DEPTH: Final = 3
 NULL_MOVE_BASE_REDUCTION: Final = 3
 """The null move is searched ``BASE + depth // 4`` plies shallower than a real move."""
-REVERSE_FUTILITY: Final = True
+REVERSE_FUTILITY = True
 """Static null move: far enough above beta at low depth, a non-PV node fails high."""
 REVERSE_FUTILITY_MAX_DEPTH: Final = 6
 REVERSE_FUTILITY_MARGIN_CP: Final = 90
 """Per ply of depth: what the opponent could win back in that many plies."""
-FUTILITY: Final = True
+FUTILITY = True
 """Quiet, non-checking moves at frontier nodes far below alpha are skipped."""
 FUTILITY_MAX_DEPTH: Final = 3
 FUTILITY_MARGIN_CP: Final = (0, 130, 230, 330)
-LATE_MOVE_PRUNING: Final = True
+LATE_MOVE_PRUNING = True
 """At depth 1-3 of non-PV nodes, quiet moves beyond a count are skipped."""
 LATE_MOVE_MAX_DEPTH: Final = 3
 LATE_MOVE_COUNT: Final = (0, 5, 8, 13)
 """Moves searched (of any kind) after which quiets are skipped, by depth."""
-LATE_MOVE_REDUCTIONS: Final = True
+LATE_MOVE_REDUCTIONS = True
 """Late quiet moves are searched shallower, and again at full depth if they fail high."""
 LMR_MIN_DEPTH: Final = 3
 LMR_MIN_MOVES: Final = 3
@@ -113,23 +116,23 @@ LMR_BAD_HISTORY: Final = -(1 << 12)
 """A quiet move whose history is at most this is reduced one ply more."""
 LMR_MAX_MOVE_INDEX: Final = 63
 """The reduction table's last column: later moves are reduced as much as this one."""
-INTERNAL_ITERATIVE_REDUCTION: Final = True
+INTERNAL_ITERATIVE_REDUCTION = True
 """A node with no TT move at depth >= IIR_MIN_DEPTH is searched a ply shallower."""
 IIR_MIN_DEPTH: Final = 4
-SEE_ORDERING: Final = True
+SEE_ORDERING = True
 """Captures losing material by static exchange are tried after the quiet moves."""
-SEE_QSEARCH: Final = True
+SEE_QSEARCH = True
 """Quiescence skips captures that lose material by static exchange."""
-LAZY_EVAL: Final = True
+LAZY_EVAL = True
 """Quiescence stands pat on the material and piece-square score alone when it is
 more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
 LAZY_MARGIN_CP: Final = 250
-QSEARCH_TT: Final = True
+QSEARCH_TT = True
 """Quiescence probes the transposition table (a bound ends the node) and stores its
 result where the table holds nothing for the position."""
-HISTORY_MALUS: Final = True
+HISTORY_MALUS = True
 """A cutoff also lowers the history of the quiet moves searched before the refutation."""
-COUNTER_MOVES: Final = True
+COUNTER_MOVES = True
 """The quiet move that last refuted the opponent's previous move is tried after the killers."""
 
 _BB_SQUARES: Final = chess.BB_SQUARES
