@@ -513,20 +513,22 @@ def _has_matplotlib() -> bool:
 # -------------------------------------------------------------------- bench
 
 
+def _write_line(line: str) -> None:
+    """Bench and compile report line by line, flushed (they run for a while)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def _bench(args: argparse.Namespace) -> int:
     from engine.bench import BENCH_FENS, run_bench
     from engine.compiled import build_description
 
-    def out(line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
     fens = BENCH_FENS[: args.positions] if args.positions else None
-    out(f"Build: {build_description()}")
+    _write_line(f"Build: {build_description()}")
     run_bench(
         depth=args.depth,
         hash_mb=args.hash,
-        out=out,
+        out=_write_line,
         selective=not args.plain,
         fens=fens,
         threads=args.threads,
@@ -540,22 +542,18 @@ def _bench(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     from engine import compiled
 
-    def out(line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
     if args.status:
-        out(f"{compiled.package_dir()}: {compiled.build_description()}")
+        _write_line(f"{compiled.package_dir()}: {compiled.build_description()}")
         return EXIT_OK
     if args.remove:
         removed = compiled.remove()
-        out(f"removed {len(removed)} files: the search runs interpreted")
+        _write_line(f"removed {len(removed)} files: the search runs interpreted")
         return EXIT_OK
     try:
-        written = compiled.build(out=out)
+        written = compiled.build(out=_write_line)
     except compiled.CompileError as error:
         sys.stderr.write(f"cutoff compile: {error}\n")
         return EXIT_FAILED
-    out(f"compiled {len(compiled.COMPILED_MODULES)} modules into {compiled.package_dir()}")
-    out(f"({len(written)} files); `cutoff bench` checks the node count and the speed")
+    _write_line(f"compiled {len(compiled.COMPILED_MODULES)} modules into {compiled.package_dir()}")
+    _write_line(f"({len(written)} files); `cutoff bench` checks the node count and the speed")
     return EXIT_OK

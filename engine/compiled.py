@@ -133,21 +133,15 @@ class _SourceFinder:
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-_stale_at_import: Optional[list[str]] = None
-"""What ``guard`` found when the package was imported (``None``: no compiled build)."""
-
-
-def guard(warn: Optional[Callable[[str], object]] = None) -> None:
+def guard() -> None:
     """Load the compiled modules from source if any of their sources changed since
     the build; called once, when the ``engine`` package is imported."""
-    global _stale_at_import
     pkg = package_dir()
     stale = stale_modules(pkg)
-    _stale_at_import = stale
     if stale:
         sys.meta_path.insert(0, _SourceFinder(pkg))
         names = ", ".join(name + ".py" for name in stale)
-        (warn or sys.stderr.write)(
+        sys.stderr.write(
             f"cutoff: the compiled modules are out of date ({names} changed); running "
             "interpreted: run `cutoff compile` again, or `cutoff compile --remove`\n"
         )
@@ -155,7 +149,7 @@ def guard(warn: Optional[Callable[[str], object]] = None) -> None:
 
 def build_description() -> str:
     """One line for ``cutoff bench`` and ``--version``: how the search runs."""
-    if _stale_at_import:
+    if any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
         return "interpreted (the compiled modules are out of date: run `cutoff compile`)"
     compiled = []
     for module in COMPILED_MODULES:
