@@ -55,6 +55,9 @@ GROUP = "_compiled"
 MANIFEST = "_compiled.json"
 """Beside the extensions: the SHA-256 of each source they were built from."""
 
+NOT_SOURCES = ("__pycache__", "*.so", "*.pyd", MANIFEST)
+"""Patterns of what a copy of the package's sources leaves out: caches and a build."""
+
 _PACKAGE = "engine"
 
 
@@ -218,9 +221,7 @@ def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list
         raise CompileError(f"cannot write to {pkg}")
     with tempfile.TemporaryDirectory(prefix="cutoff-compile-") as root:
         scratch = os.path.join(root, _PACKAGE)
-        shutil.copytree(
-            pkg, scratch, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", MANIFEST)
-        )
+        shutil.copytree(pkg, scratch, ignore=shutil.ignore_patterns(*NOT_SOURCES))
         sources = {m: _source_hash(os.path.join(scratch, m + ".py")) for m in COMPILED_MODULES}
         out(f"compiling {len(COMPILED_MODULES)} modules with mypyc (a minute or two)...")
         result = subprocess.run(

@@ -15,6 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from engine.compiled import NOT_SOURCES
+
 from ..common import ToolParser
 
 # The checkout's engine package, beside scripts/ (this file is scripts/matches/variant.py).
@@ -30,7 +32,7 @@ def make_variant(target: Path, overrides: list[str]) -> None:
     shutil.copytree(
         ENGINE,
         destination,
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "_compiled.json"),
+        ignore=shutil.ignore_patterns(*NOT_SOURCES),
     )
     for override in overrides:
         name, sep, value = override.partition("=")
