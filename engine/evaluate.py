@@ -1,9 +1,10 @@
 """Static evaluation, in centipawns from the side to move's point of view.
 
 A tapered evaluation: material and piece-square tables (kept incrementally by
-``Position``), pawn structure, mobility, king safety, bishop pair, rooks and
-queens on open files and the seventh rank, pawn threats, tempo, and scaling of
-drawish endings. It computes exactly ``weights x features`` as defined in
+``Position``), pawn structure, mobility, king safety (with safe checks), bishop
+pair, rooks and queens on open files and the seventh rank, threats (by pawns,
+minor pieces and rooks) and hanging pieces, tempo, and scaling of drawish
+endings. It computes exactly ``weights x features`` as defined in
 ``engine.features`` (the tests hold the two equal), but fast: pawn-structure
 and king-shelter terms are cached by the pawns and king squares (with what
 else the evaluation needs of the pawns alone), whole evaluations by the Zobrist
@@ -113,6 +114,9 @@ def _line_terms(
 
 (_THREAT,) = _block("pawn_threat")
 (_MINOR_THREAT,) = _block("minor_threat")
+(_ROOK_THREAT,) = _block("rook_threat")
+(_HANGING,) = _block("hanging")
+_CHECK_N, _CHECK_B, _CHECK_R, _CHECK_Q = _block("safe_checks")
 (_TEMPO,) = _block("tempo")
 
 _DISTANCE: Final = DISTANCE
@@ -122,6 +126,8 @@ _BB_ALL: Final = chess.BB_ALL
 _DIAG: Final = [(chess.BB_DIAG_ATTACKS[sq], chess.BB_DIAG_MASKS[sq]) for sq in range(64)]
 _RANK: Final = [(chess.BB_RANK_ATTACKS[sq], chess.BB_RANK_MASKS[sq]) for sq in range(64)]
 _FILE: Final = [(chess.BB_FILE_ATTACKS[sq], chess.BB_FILE_MASKS[sq]) for sq in range(64)]
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
 
 _T = TypeVar("_T")
 
@@ -150,19 +156,20 @@ class _PerPiece(dict[int, tuple[_T, ...]]):
         return items
 
 
-_KNIGHTS: Final = _PerPiece(lambda sq: ((chess.BB_KNIGHT_ATTACKS[sq],), 0, _MOB_N, _ZONE_N))
-"""(attack table, occupancy mask, mobility weights, king-zone weight) per knight; the
-table has one entry, since a knight's attacks do not depend on the occupancy."""
-_BISHOPS: Final = _PerPiece(lambda sq: (*_DIAG[sq], _MOB_B, _ZONE_B))
-"""(attack table, occupancy mask, mobility weights, king-zone weight) per bishop."""
+_KNIGHTS: Final = _PerPiece(lambda sq: ((chess.BB_KNIGHT_ATTACKS[sq],), 0, _MOB_N, _ZONE_N, 0))
+"""(attack table, occupancy mask, mobility weights, king-zone weight, kind) per knight;
+the table has one entry, since a knight's attacks do not depend on the occupancy. The
+kind (N, B, R, Q = 0-3) says which of the side's attack sets the piece adds to."""
+_BISHOPS: Final = _PerPiece(lambda sq: (*_DIAG[sq], _MOB_B, _ZONE_B, 1))
+"""(attack table, occupancy mask, mobility weights, king-zone weight, kind) per bishop."""
 _NO_DIAGONAL: Final = ((0,), 0)
 """A diagonal table that attacks nothing, whatever the occupancy (for rooks)."""
-_ROOKS: Final = _PerPiece(lambda sq: (*_NO_DIAGONAL, *_RANK[sq], *_FILE[sq], _MOB_R, _ZONE_R))
+_ROOKS: Final = _PerPiece(lambda sq: (*_NO_DIAGONAL, *_RANK[sq], *_FILE[sq], _MOB_R, _ZONE_R, 2))
 """(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
-weight) per rook; the diagonal part attacks nothing."""
-_QUEENS: Final = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq], _MOB_Q, _ZONE_Q))
+weight, kind) per rook; the diagonal part attacks nothing."""
+_QUEENS: Final = _PerPiece(lambda sq: (*_DIAG[sq], *_RANK[sq], *_FILE[sq], _MOB_Q, _ZONE_Q, 3))
 """(diagonal, rank and file tables, each with its mask, mobility weights, king-zone
-weight) per queen."""
+weight, kind) per queen."""
 
 
 def _by_square(block: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -358,7 +365,10 @@ class Evaluator:
         majors = rooks | queens
 
         # Mobility, attacks on the enemy king zone, rooks and queens: White, then Black.
-        # (special: the squares where rooks and queens score for their file or rank.)
+        # (special: the squares where rooks and queens score for their file or rank;
+        # kinds: the squares the side's knights, bishops, rooks and queens attack.)
+        white_kinds = [0, 0, 0, 0]
+        black_kinds = [0, 0, 0, 0]
         sides = (
             (
                 white,
@@ -368,6 +378,7 @@ class Evaluator:
                 white_half_open,
                 _BB_RANK_7,
                 white_special,
+                white_kinds,
                 True,
             ),
             (
@@ -378,18 +389,20 @@ class Evaluator:
                 black_half_open,
                 _BB_RANK_2,
                 black_special,
+                black_kinds,
                 False,
             ),
         )
-        for own, area, zone, their_majors, half_open, seventh, special, is_white in sides:
+        for own, area, zone, their_majors, half_open, seventh, special, kinds, is_white in sides:
             part = 0
             attackers = 0
             bb = bishops & own
             if bb & (bb - 1):
                 part += _PAIR
             # Knights and bishops: mobility, threats on rooks and queens, king zone.
-            for table, mask, mobility, zone_weight in _KNIGHTS[knights & own] + _BISHOPS[bb]:
+            for table, mask, mobility, zone_weight, kind in _KNIGHTS[knights & own] + _BISHOPS[bb]:
                 attacks = table[mask & occupied]
+                kinds[kind] |= attacks
                 part += mobility[(attacks & area).bit_count()]
                 if threatened := attacks & their_majors:
                     part += threatened.bit_count() * _MINOR_THREAT
@@ -411,12 +424,14 @@ class Evaluator:
                 file_mask,
                 mobility,
                 zone_weight,
+                kind,
             ) in _ROOKS[rooks_here] + _QUEENS[queens_here]:
                 attacks = (
                     diag[diag_mask & occupied]
                     | rank_table[rank_mask & occupied]
                     | file_table[file_mask & occupied]
                 )
+                kinds[kind] |= attacks
                 part += mobility[(attacks & area).bit_count()]
                 if hits := attacks & zone:
                     attackers += 1
@@ -427,12 +442,72 @@ class Evaluator:
             else:
                 score -= part
 
-        # Pawns attacking pieces, and the side to move.
+        # Pawns attacking pieces, rooks attacking queens, pieces left hanging.
         targets = knights | bishops | rooks | queens
         score += _THREAT * (
             (white_pawn_attacks & black & targets).bit_count()
             - (black_pawn_attacks & white & targets).bit_count()
         )
+        white_n, white_b, white_r, white_q = white_kinds
+        black_n, black_b, black_r, black_q = black_kinds
+        white_all = (
+            white_n | white_b | white_r | white_q | white_pawn_attacks | _KING_ATTACKS[white_king]
+        )
+        black_all = (
+            black_n | black_b | black_r | black_q | black_pawn_attacks | _KING_ATTACKS[black_king]
+        )
+        if queens:
+            score += _ROOK_THREAT * (
+                (white_r & black & queens).bit_count() - (black_r & white & queens).bit_count()
+            )
+        # Hanging: pieces attacked and not defended at all. (Complements are taken
+        # against _BB_ALL: ``~`` makes negative ints, which are slower to mask.)
+        if (hanging := black & targets & white_all) and (
+            hanging := hanging ^ (hanging & black_all)
+        ):
+            score += _HANGING * hanging.bit_count()
+        if (hanging := white & targets & black_all) and (
+            hanging := hanging ^ (hanging & white_all)
+        ):
+            score -= _HANGING * hanging.bit_count()
+        # Safe checks: squares a piece could check the king from, attacked by a piece
+        # of that kind, not held by its own side and not attacked by the king's side.
+        # (Written out for each side: a loop over the two would build tuples per call.)
+        safe = _BB_ALL ^ (black_all | white)
+        if white_n and (hits := white_n & _KNIGHT_ATTACKS[black_king] & safe):
+            score += hits.bit_count() * _CHECK_N
+        if white_b | white_r | white_q:
+            diag, diag_mask = _DIAG[black_king]
+            rank_table, rank_mask = _RANK[black_king]
+            file_table, file_mask = _FILE[black_king]
+            bishop_checks = diag[diag_mask & occupied] & safe
+            rook_checks = (
+                rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
+            ) & safe
+            if hits := white_b & bishop_checks:
+                score += hits.bit_count() * _CHECK_B
+            if hits := white_r & rook_checks:
+                score += hits.bit_count() * _CHECK_R
+            if hits := white_q & (bishop_checks | rook_checks):
+                score += hits.bit_count() * _CHECK_Q
+        safe = _BB_ALL ^ (white_all | black)
+        if black_n and (hits := black_n & _KNIGHT_ATTACKS[white_king] & safe):
+            score -= hits.bit_count() * _CHECK_N
+        if black_b | black_r | black_q:
+            diag, diag_mask = _DIAG[white_king]
+            rank_table, rank_mask = _RANK[white_king]
+            file_table, file_mask = _FILE[white_king]
+            bishop_checks = diag[diag_mask & occupied] & safe
+            rook_checks = (
+                rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
+            ) & safe
+            if hits := black_b & bishop_checks:
+                score -= hits.bit_count() * _CHECK_B
+            if hits := black_r & rook_checks:
+                score -= hits.bit_count() * _CHECK_R
+            if hits := black_q & (bishop_checks | rook_checks):
+                score -= hits.bit_count() * _CHECK_Q
+        # The side to move.
         white_to_move = board.turn
         score += _TEMPO if white_to_move else -_TEMPO
 

@@ -59,6 +59,12 @@ BLOCKS: tuple[tuple[str, int], ...] = (
     ("queen_seventh", 1),
     ("pawn_threat", 1),  # enemy pieces (not pawns) attacked by a pawn
     ("minor_threat", 1),  # enemy rooks and queens attacked by a knight or bishop
+    ("rook_threat", 1),  # enemy queens attacked by a rook
+    ("hanging", 1),  # enemy pieces (not pawns) attacked and not defended at all
+    # Safe checks by piece type (N, B, R, Q): squares from which a piece of the type
+    # would check the enemy king, attacked by one, not held by an own piece and not
+    # attacked by the enemy.
+    ("safe_checks", 4),
     ("tempo", 1),  # +1 for the side to move
 )
 
@@ -276,6 +282,31 @@ def scale_factors(board: chess.Board) -> tuple[int, int]:
     )
 
 
+def attack_maps(board: chess.Board, color: bool) -> tuple[list[int], int]:
+    """Squares attacked by ``color``: by piece type (index 1-6; 0 unused), and by any piece."""
+    occupied = board.occupied
+    own = board.occupied_co[color]
+    by_type = [0] * 7
+    by_type[chess.PAWN] = pawn_attacks(board.pawns & own, color)
+    for pt in MOBILITY_PIECES:
+        for square in chess.scan_forward(board.pieces_mask(pt, color)):
+            by_type[pt] |= slider_attacks(pt, square, occupied)
+    king = board.king(color)
+    if king is not None:
+        by_type[chess.KING] = chess.BB_KING_ATTACKS[king]
+    every = 0
+    for attacks in by_type:
+        every |= attacks
+    return by_type, every
+
+
+def check_squares(king: int, occupied: int) -> tuple[int, int, int, int]:
+    """Squares from which a knight, bishop, rook or queen would check a king on ``king``."""
+    bishop = slider_attacks(chess.BISHOP, king, occupied)
+    rook = slider_attacks(chess.ROOK, king, occupied)
+    return chess.BB_KNIGHT_ATTACKS[king], bishop, rook, bishop | rook
+
+
 def features(board: chess.Board) -> dict[int, int]:
     """The feature vector of ``board`` as {index: White's count minus Black's}."""
     f: dict[int, int] = {}
@@ -288,6 +319,7 @@ def features(board: chess.Board) -> dict[int, int]:
                 del f[i]
 
     occupied = board.occupied
+    maps = {color: attack_maps(board, color) for color in (chess.WHITE, chess.BLACK)}
     for color in (chess.WHITE, chess.BLACK):
         sign = 1 if color else -1
         own_pieces = board.occupied_co[color]
@@ -366,6 +398,17 @@ def features(board: chess.Board) -> dict[int, int]:
                     add(f"{prefix}_seventh", 0, sign)
         threatened = their_pieces & ~board.pawns & ~board.kings
         add("pawn_threat", 0, sign * (pawn_attacks(own_pawns, color) & threatened).bit_count())
+
+        by_type, ours = maps[color]
+        theirs = maps[not color][1]
+        their_queens = board.queens & their_pieces
+        add("rook_threat", 0, sign * (by_type[chess.ROOK] & their_queens).bit_count())
+        add("hanging", 0, sign * (threatened & ours & ~theirs).bit_count())
+        if their_king is not None:
+            safe = ~theirs & ~own_pieces & BB_ALL
+            for index, checks in enumerate(check_squares(their_king, occupied)):
+                pt = MOBILITY_PIECES[index]
+                add("safe_checks", index, sign * (by_type[pt] & checks & safe).bit_count())
 
     add("tempo", 0, 1 if board.turn else -1)
     return f

@@ -230,3 +230,27 @@ def test_passer_king_distance_and_minor_threats() -> None:
     # The knight on c3 attacks the rook on d5 and the queen on b5.
     board = chess.Board("4k3/8/8/1q1r4/8/2N5/8/4K3 w - - 0 1")
     assert block_value(feat.features(board), "minor_threat") == 2
+
+
+def test_rook_threats_hanging_pieces_and_safe_checks() -> None:
+    # The rook on d2 attacks the queen on d5, which nothing defends; the queen
+    # attacks the rook, which the king on e1 defends.
+    board = chess.Board("4k3/8/8/3q4/8/8/3R4/4K3 b - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "rook_threat") == 1
+    assert block_value(f, "hanging") == 1
+    # Rook checks on e8's file or rank that White's rook reaches and Black does not
+    # attack: e2 only. Black's queen reaches four squares that check the king on e1
+    # and that White does not attack: e4, e5, e6 and h1 (d2 holds White's rook).
+    assert block_value(f, "safe_checks", 2) == 1
+    assert block_value(f, "safe_checks", 3) == -4
+    # Defended, the queen no longer hangs; its rook threat stays.
+    board = chess.Board("4k3/8/4p3/3q4/8/8/3R4/4K3 b - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "rook_threat") == 1
+    assert block_value(f, "hanging") == 0
+    # A knight check square (f6 against g8) counts only while no Black pawn guards it.
+    unsafe = chess.Board("6k1/6p1/8/7N/8/8/8/6K1 w - - 0 1")
+    safe = chess.Board("6k1/8/8/7N/8/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(unsafe), "safe_checks", 0) == 0
+    assert block_value(feat.features(safe), "safe_checks", 0) == 1

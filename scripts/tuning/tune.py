@@ -94,6 +94,9 @@ START: dict[str, tuple[list[int], list[int]]] = {
     "queen_seventh": ([5], [10]),
     "pawn_threat": ([30], [25]),
     "minor_threat": ([30], [20]),
+    "rook_threat": ([30], [20]),
+    "hanging": ([30], [20]),
+    "safe_checks": ([10, 5, 8, 6], [0, 0, 0, 0]),
     "tempo": ([10], [5]),
 }
 
