@@ -266,6 +266,30 @@ def _shelter_terms(white_pawns: int, black_pawns: int, white_king: int, black_ki
     return score
 
 
+def _safe_checks(
+    king: int, safe: int, occupied: int, knights: int, bishops: int, rooks: int, queens: int
+) -> int:
+    """The packed safe-check term against the king on ``king``: the squares ``safe``
+    for the checking side from which a piece would check it, attacked by the checking
+    side's knights, bishops, rooks or queens (their attack sets, by kind)."""
+    score = 0
+    if knights and (hits := knights & _KNIGHT_ATTACKS[king] & safe):
+        score += hits.bit_count() * _CHECK_N
+    if bishops | rooks | queens:
+        diag, diag_mask = _DIAG[king]
+        rank_table, rank_mask = _RANK[king]
+        file_table, file_mask = _FILE[king]
+        bishop_checks = diag[diag_mask & occupied] & safe
+        rook_checks = (rank_table[rank_mask & occupied] | file_table[file_mask & occupied]) & safe
+        if hits := bishops & bishop_checks:
+            score += hits.bit_count() * _CHECK_B
+        if hits := rooks & rook_checks:
+            score += hits.bit_count() * _CHECK_R
+        if hits := queens & (bishop_checks | rook_checks):
+            score += hits.bit_count() * _CHECK_Q
+    return score
+
+
 class Evaluator:
     """The evaluation with its caches; one per searcher."""
 
@@ -472,41 +496,12 @@ class Evaluator:
             score -= _HANGING * hanging.bit_count()
         # Safe checks: squares a piece could check the king from, attacked by a piece
         # of that kind, not held by its own side and not attacked by the king's side.
-        # (Written out for each side: a loop over the two would build tuples per call.)
-        safe = _BB_ALL ^ (black_all | white)
-        if white_n and (hits := white_n & _KNIGHT_ATTACKS[black_king] & safe):
-            score += hits.bit_count() * _CHECK_N
-        if white_b | white_r | white_q:
-            diag, diag_mask = _DIAG[black_king]
-            rank_table, rank_mask = _RANK[black_king]
-            file_table, file_mask = _FILE[black_king]
-            bishop_checks = diag[diag_mask & occupied] & safe
-            rook_checks = (
-                rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
-            ) & safe
-            if hits := white_b & bishop_checks:
-                score += hits.bit_count() * _CHECK_B
-            if hits := white_r & rook_checks:
-                score += hits.bit_count() * _CHECK_R
-            if hits := white_q & (bishop_checks | rook_checks):
-                score += hits.bit_count() * _CHECK_Q
-        safe = _BB_ALL ^ (white_all | black)
-        if black_n and (hits := black_n & _KNIGHT_ATTACKS[white_king] & safe):
-            score -= hits.bit_count() * _CHECK_N
-        if black_b | black_r | black_q:
-            diag, diag_mask = _DIAG[white_king]
-            rank_table, rank_mask = _RANK[white_king]
-            file_table, file_mask = _FILE[white_king]
-            bishop_checks = diag[diag_mask & occupied] & safe
-            rook_checks = (
-                rank_table[rank_mask & occupied] | file_table[file_mask & occupied]
-            ) & safe
-            if hits := black_b & bishop_checks:
-                score -= hits.bit_count() * _CHECK_B
-            if hits := black_r & rook_checks:
-                score -= hits.bit_count() * _CHECK_R
-            if hits := black_q & (bishop_checks | rook_checks):
-                score -= hits.bit_count() * _CHECK_Q
+        score += _safe_checks(
+            black_king, _BB_ALL ^ (black_all | white), occupied, white_n, white_b, white_r, white_q
+        )
+        score -= _safe_checks(
+            white_king, _BB_ALL ^ (white_all | black), occupied, black_n, black_b, black_r, black_q
+        )
         # The side to move.
         white_to_move = board.turn
         score += _TEMPO if white_to_move else -_TEMPO
