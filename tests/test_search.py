@@ -118,9 +118,11 @@ def _openings(count: int) -> list[str]:
 
 
 def _exactness_cases() -> list[tuple[str, int]]:
-    """50 balanced openings at depth 2 and the bench endgames at depths 3 and 4."""
+    """50 balanced openings at depth 2, the bench endgames at depth 3, two of them at 4.
+
+    (KRK at depth 4 takes the reference 10 s; it runs with the slow cases.)"""
     cases = [(fen, 2) for fen in _openings(50)]
-    cases += [(fen, 3) for fen in ENDGAMES] + [(fen, 4) for fen in ENDGAMES[:3]]
+    cases += [(fen, 3) for fen in ENDGAMES] + [(fen, 4) for fen in ENDGAMES[:3:2]]
     return cases
 
 
