@@ -533,7 +533,7 @@ def test_cutoff_vs_cutoff(tmp_path: Path) -> None:
     pgn = tmp_path / "cutoff.pgn"
     code, summary, err = run_match(
         "--engine", cutoff_spec("cutoff-a"), "--engine", cutoff_spec("cutoff-b"),
-        "--depth", "2", "--rounds", "2", "--concurrency", "2", "--maxmoves", "60",
+        "--depth", "2", "--rounds", "2", "--concurrency", "2", "--maxmoves", "30",
         "--openings", str(OPENINGS), "--pgn", str(pgn),
     )  # fmt: skip
     assert code == 0, err
