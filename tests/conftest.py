@@ -1,11 +1,12 @@
 """Shared pytest helpers: where the repository and ../shared are, running its scripts,
-and checking that a process they started is gone."""
+checking that a process they started is gone, and a real Dask cluster on loopback."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -48,6 +49,57 @@ def run_repo_script(
         text=True,
         timeout=timeout,
     )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _dask(*args: str) -> subprocess.Popen[bytes]:
+    """``dask scheduler|worker ARGS`` in a process group of its own (killed whole)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_" + args[0], *args[1:]],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+@contextlib.contextmanager
+def dask_cluster() -> Iterator[tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]]:
+    """A real scheduler and two single-threaded workers without nannies, on loopback:
+    (address, scheduler process, worker processes), all killed on exit. Tests kill
+    one of them to show what a lost worker or scheduler does to a run."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", str(port),
+                      "--dashboard-address", ":0")  # fmt: skip
+    workers = [
+        _dask("worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1")
+        for _ in range(2)
+    ]
+    from distributed import Client
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with Client(address, timeout="5s") as client:
+                    client.wait_for_workers(2, timeout=60)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address, scheduler, workers
+    finally:
+        for process in (scheduler, *workers):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def process_gone(pid: int, wait_s: float = 5.0) -> bool:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from uci_harness import REPO, engine_command
+
+from tests.conftest import dask_cluster
 
 pytest.importorskip("distributed")
 
@@ -45,50 +45,11 @@ def stable(record: dict[str, object]) -> dict[str, object]:
     return {key: value for key, value in record.items() if key not in ("time", "nps")}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _dask(*args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_" + args[0], *args[1:]],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
 @pytest.fixture
 def cluster() -> Iterator[tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]]:
     """A scheduler and two single-threaded workers without nannies, on loopback."""
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", str(port),
-                      "--dashboard-address", ":0")  # fmt: skip
-    workers = [
-        _dask("worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1")
-        for _ in range(2)
-    ]
-    from distributed import Client
-
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with Client(address, timeout="5s") as client:
-                client.wait_for_workers(2, timeout=60)
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-    yield address, scheduler, workers
-    for process in (scheduler, *workers):
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    with dask_cluster() as parts:
+        yield parts
 
 
 def _serial(tmp_path: Path, epd: Path) -> list[dict[str, object]]:

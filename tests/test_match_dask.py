@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import child_pids, still_running
+from tests.conftest import child_pids, dask_cluster, still_running
 from tests.test_match import (
     OPENINGS,
     ROOT,
@@ -225,52 +223,11 @@ def test_a_signal_ends_a_dask_match_with_its_summary(
 # --------------------------------------------------------------------------- a real scheduler
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _dask(*args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_" + args[0], *args[1:]],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
 @pytest.fixture
 def cluster() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A scheduler and two single-threaded workers, on loopback; the scheduler's process."""
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", str(port),
-                      "--dashboard-address", ":0")  # fmt: skip
-    workers = [
-        _dask("worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1")
-        for _ in range(2)
-    ]
-    from distributed import Client
-
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with Client(address, timeout="5s") as client:
-                    client.wait_for_workers(2, timeout=60)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+    with dask_cluster() as (address, scheduler, _):
         yield address, scheduler
-    finally:
-        for process in (scheduler, *workers):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def test_a_lost_scheduler_ends_the_match_with_what_was_finished(
