@@ -113,21 +113,12 @@ def _parse_line(text: str) -> tuple[chess.Board, dict[str, str]]:
 
 def _checked(board: chess.Board) -> chess.Board:
     """``board``, unless it is one no engine can search (no kings, opposite check...)."""
-    from perft.core import UNPLAYABLE_STATUS
+    from perft.core import unplayable_problems
 
-    status = board.status() & UNPLAYABLE_STATUS
-    if status:
-        raise ValueError("impossible position (" + _status_names(status) + ")")
+    problems = unplayable_problems(board)
+    if problems:
+        raise ValueError(f"impossible position ({problems})")
     return board
-
-
-def _status_names(status: int) -> str:
-    names = [
-        name[len("STATUS_") :].lower().replace("_", " ")
-        for name in dir(chess)
-        if name.startswith("STATUS_") and getattr(chess, name) & status
-    ]
-    return ", ".join(sorted(names))
 
 
 def _op_text(board: chess.Board, value: object) -> str:

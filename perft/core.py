@@ -32,6 +32,17 @@ side not to move in check (its king could be captured). Other odd statuses (too
 many checkers, a bogus en passant square) still have well-defined moves."""
 
 
+def unplayable_problems(board: chess.Board) -> str:
+    """What makes ``board`` unplayable (``UNPLAYABLE_STATUS``), as words for an error
+    message ("no white king, pawns on backrank"); empty when it is playable."""
+    status = board.status() & UNPLAYABLE_STATUS
+    return ", ".join(
+        (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")
+        for flag in chess.Status
+        if flag & status
+    )
+
+
 class PerftStoppedError(Exception):
     """The ``stop`` event was set during a perft walk."""
 

@@ -15,7 +15,7 @@ from typing import Optional
 
 import chess
 
-from perft.core import UNPLAYABLE_STATUS
+from perft.core import unplayable_problems
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 
@@ -88,14 +88,9 @@ def parse_fen(fen: str) -> chess.Board:
         board = chess.Board(fen)
     except ValueError as error:
         raise ValueError(f"invalid FEN {fen!r}: {error}") from None
-    status = board.status() & UNPLAYABLE_STATUS
-    if status:
-        problems = [
-            (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")
-            for flag in chess.Status
-            if flag & status
-        ]
-        raise ValueError(f"unusable position {fen!r}: {', '.join(problems)}")
+    problems = unplayable_problems(board)
+    if problems:
+        raise ValueError(f"unusable position {fen!r}: {problems}")
     return board
 
 

@@ -37,6 +37,8 @@ from typing import Optional, Union
 import chess
 import chess.engine
 
+from perft.core import unplayable_problems
+
 from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
 
 EXIT_OK = 0
@@ -47,17 +49,6 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 # Seconds the engine gets to answer `uci` (python-chess's default of 10 s is short
 # for a Python engine on a loaded machine), and to exit after `quit`.
 ENGINE_TIMEOUT_S = 30.0
-
-# Positions an engine cannot be asked about: python-chess would send them, and an
-# engine may crash on them (Stockfish does on a missing king).
-UNPLAYABLE = (
-    chess.STATUS_EMPTY
-    | chess.STATUS_NO_WHITE_KING
-    | chess.STATUS_NO_BLACK_KING
-    | chess.STATUS_TOO_MANY_KINGS
-    | chess.STATUS_OPPOSITE_CHECK
-    | chess.STATUS_PAWNS_ON_BACKRANK
-)
 
 
 class TerminatedError(Exception):
@@ -82,14 +73,11 @@ class Position:
 def parse_line(line: str, line_number: int) -> Position:
     """A position from one EPD line; ``ValueError`` with a one-line reason if unusable."""
     board, ops = chess.Board.from_epd(line)
-    status = board.status() & UNPLAYABLE
-    if status:
-        problems = [
-            (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")
-            for flag in chess.Status
-            if flag & status
-        ]
-        raise ValueError(f"unplayable position: {', '.join(problems)}")
+    # Positions an engine cannot be asked about: python-chess would send them, and an
+    # engine may crash on them (Stockfish does on a missing king).
+    problems = unplayable_problems(board)
+    if problems:
+        raise ValueError(f"unplayable position: {problems}")
     if not any(board.generate_legal_moves()):
         raise ValueError("no legal moves (checkmate or stalemate)")
     best, avoid = ops.get("bm", []), ops.get("am", [])
