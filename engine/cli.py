@@ -362,7 +362,7 @@ def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Ca
 
 
 def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
-    import chess.pgn
+    from engine.inputs import read_games
 
     try:
         handle = path.open(encoding="utf-8", errors="replace")
@@ -370,15 +370,7 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
         errors(f"{path}: cannot read: {exc.strerror or exc}")
         return
     with handle:
-        number = 0
-        while True:
-            game = chess.pgn.read_game(handle)
-            if game is None:
-                return
-            number += 1
-            if game.errors:
-                errors(f"{path}: game {number}: {game.errors[0]}; game skipped")
-                continue
+        for number, game, _ in read_games(str(path), handle, errors):
             yield number, game
 
 

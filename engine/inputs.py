@@ -167,17 +167,25 @@ def _lines(
         yield _task(counter.next(), f"{name}:{number}", board, ops)
 
 
-def _games(
-    name: str,
-    handle: TextIO,
-    counter: _Counter,
-    on_error: ErrorReport,
-    moves: Optional[MoveRange],
-) -> Iterator[PositionTask]:
+class _QuietGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
+    """python-chess's game builder without its log line per error: the errors stay
+    in ``Game.errors``, which ``read_games`` reports as one line per game."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
+def read_games(
+    name: str, handle: TextIO, on_error: ErrorReport
+) -> Iterator[tuple[int, chess.pgn.Game, chess.Board]]:
+    """The games of a PGN stream that can be replayed: (number from 1, game, its
+    start position). A game with an illegal or unparsable move, or a bad ``FEN``
+    header, is reported as ``NAME: game N: ...; game skipped``; text that python-chess
+    cannot read at all ends the stream with a report."""
     number = 0
     while True:
         try:
-            game = chess.pgn.read_game(handle)
+            game = chess.pgn.read_game(handle, Visitor=_QuietGameBuilder)
         except (ValueError, UnicodeDecodeError) as exc:
             on_error(f"{name}: game {number + 1}: unreadable: {exc}")
             return
@@ -192,6 +200,17 @@ def _games(
         except ValueError as exc:
             on_error(f"{name}: game {number}: bad FEN header: {exc}; game skipped")
             continue
+        yield number, game, board
+
+
+def _games(
+    name: str,
+    handle: TextIO,
+    counter: _Counter,
+    on_error: ErrorReport,
+    moves: Optional[MoveRange],
+) -> Iterator[PositionTask]:
+    for number, game, board in read_games(name, handle, on_error):
         for ply, move in enumerate(game.mainline_moves()):
             if moves is None or moves.contains(board):
                 yield _task(counter.next(), f"{name}: game {number}, ply {ply}", board, {})

@@ -301,6 +301,30 @@ def test_annotate_matches_the_api(tmp_path: Path) -> None:
         assert node.comment.split(".")[0] in ("Inaccuracy", "Mistake", "Blunder")
 
 
+def test_annotate_skips_broken_games_with_one_line_each(tmp_path: Path) -> None:
+    games = tmp_path / "mixed.pgn"
+    games.write_text(
+        '[Event "bad FEN"]\n[SetUp "1"]\n[FEN "not a fen"]\n\n1. e4 *\n\n'
+        '[Event "illegal"]\n\n1. e4 e5 2. Qxe8 *\n\n'
+        '[Event "good"]\n\n1. e4 e5 2. Nf3 *\n'
+    )
+    done = run(tmp_path, "annotate", str(games), "--depth", "1", "--quiet")
+    assert done.returncode == 1
+    # One line per broken game, and nothing else (python-chess logs none of its own).
+    first, second = done.stderr.splitlines()
+    assert first == (
+        f"cutoff annotate: {games}: game 1: expected 'w' or 'b' for turn part of fen: "
+        "'not a fen'; game skipped"
+    )
+    assert second.startswith(f"cutoff annotate: {games}: game 2: illegal san: 'Qxe8'")
+    assert second.endswith("; game skipped")
+    out = io.StringIO(done.stdout)
+    annotated = chess.pgn.read_game(out)
+    assert annotated is not None and annotated.headers["Event"] == "good"
+    assert [node.eval() is not None for node in annotated.mainline()] == [True] * 3
+    assert chess.pgn.read_game(out) is None
+
+
 def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "eval.png"

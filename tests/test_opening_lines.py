@@ -45,3 +45,25 @@ def test_each_opening_becomes_a_game_that_reaches_it(tmp_path: Path) -> None:
         game = chess.pgn.read_game(handle)
     assert game is not None and game.next() is not None
     assert game.next().move in first_moves  # type: ignore[union-attr]
+
+
+def test_the_book_skips_broken_games_with_one_line_each(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    good = '[Result "1-0"]\n\n1. e4 e5 2. Nf3 1-0\n\n'
+    pgn.write_text(
+        '[Event "bad FEN"]\n[SetUp "1"]\n[FEN "not a fen"]\n\n1. e4 *\n\n'
+        + good
+        + '[Event "illegal"]\n\n1. e4 e5 2. Qxe8 *\n\n'
+        + good
+    )
+    book = tmp_path / "book.bin"
+    made = run_repo_script("matches.polyglot_book", str(pgn), "-o", str(book), "--plies", "4")
+    assert made.returncode == 1, made.stderr  # the book is written all the same
+    errors = made.stderr.splitlines()
+    assert len(errors) == 2, errors  # nothing from python-chess's own logging
+    assert errors[0].endswith(f"{pgn}: game 1: expected 'w' or 'b' for turn part of fen: "
+                              "'not a fen'; game skipped")  # fmt: skip
+    assert f"{pgn}: game 3: illegal san: 'Qxe8'" in errors[1]
+    with chess.polyglot.open_reader(book) as reader:
+        entries = list(reader.find_all(chess.Board()))
+    assert [(entry.move.uci(), entry.weight) for entry in entries] == [("e2e4", 4)]

@@ -27,6 +27,8 @@ import chess
 import chess.pgn
 import chess.polyglot
 
+from engine.inputs import read_games
+
 from ..common import ToolParser
 
 ENTRY = struct.Struct(">QHHI")
@@ -58,14 +60,8 @@ def collect(
             report(f"{path}: cannot read: {exc.strerror or exc}")
             continue
         with handle:
-            number = 0
-            while (game := chess.pgn.read_game(handle)) is not None:
-                number += 1
-                if game.errors:
-                    report(f"{path}: game {number}: {game.errors[0]}; skipped")
-                    continue
+            for _, game, board in read_games(str(path), handle, report):
                 result = game.headers.get("Result", "*")
-                board = game.board()
                 for ply, move in enumerate(game.mainline_moves()):
                     if ply >= plies:
                         break
