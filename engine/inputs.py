@@ -14,8 +14,9 @@ of ``PositionTask``s in input order, each with where it came from (``file:line``
 * ``-``: standard input, read as lines or as PGN.
 
 Bad input never stops the stream: an invalid line, a broken game or an unreadable
-file is reported through ``on_error`` with its place and skipped. This module reads
-files; it must not search or write output.
+file is reported through ``on_error`` with its place and skipped. ``read_games`` is
+that PGN reader on its own, for the tools that take whole games (``cutoff annotate``,
+the opening-book builder). This module reads files; it must not search or write output.
 """
 
 from __future__ import annotations
