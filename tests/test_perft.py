@@ -123,7 +123,7 @@ def test_cli_divide() -> None:
     ("suite", "max_depth"),
     [
         # python-chess walks ~100-200k leaves/s: CPW to depth 3 is 290k leaves (2-4 s),
-        # the 126 positions of perftsuite to depth 2 about 25k (depth 3, 510k leaves,
+        # the 126 positions of perftsuite to depth 2 about 21k (depth 3, 510k leaves,
         # and depth 4 run with the slow tests).
         ("perft/suites/perft_cpw.epd", 3),
         ("perft/suites/perftsuite.epd", 2),
