@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Optional
 
 import chess
-import chess.pgn
 import chess.polyglot
 
 from engine.inputs import read_games
