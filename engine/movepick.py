@@ -21,7 +21,7 @@ interior node:
 In check there are two stages, the TT move and ``STAGE_EVASIONS`` (every legal
 move, ordered as above). ``quiescence_moves`` gives quiescence search's one
 stage: the evasions in check, otherwise the captures and queen promotions by
-MVV-LVA.
+MVV-LVA; at quiescence's first ply the search adds ``quiet_checks`` after them.
 
 Moves are python-chess ``Move`` objects; they are identified by integer codes
 (``from | to << 6 | promotion << 12``), which are cheap to build, compare and
@@ -302,6 +302,37 @@ def pseudo_legal_captures(board: chess.Board) -> list[chess.Move]:
                 square = capturers.bit_length() - 1
                 capturers ^= 1 << square
                 append(_Move(square, ep_square))
+    return moves
+
+
+def quiet_checks(board: chess.Board) -> list[chess.Move]:
+    """Quiet moves of knights, bishops, rooks and queens that check the enemy king
+    directly (no pawn moves, discovered checks or castling), pseudo-legal.
+
+    A piece checks from the squares it would attack the king from, given today's
+    occupancy: the line from such a square to the king is empty and stays so.
+    """
+    us = board.turn
+    ours = board.occupied_co[us]
+    king = board.kings & board.occupied_co[not us]
+    moves: list[chess.Move] = []
+    if not king:
+        return moves
+    king_sq = king.bit_length() - 1
+    occupied = board.occupied
+    empty = _BB_ALL ^ occupied
+    knights = board.knights & ours
+    diagonal = _DIAG_ATTACKS[king_sq][_DIAG_MASKS[king_sq] & occupied] & empty
+    straight = (
+        _RANK_ATTACKS[king_sq][_RANK_MASKS[king_sq] & occupied]
+        | _FILE_ATTACKS[king_sq][_FILE_MASKS[king_sq] & occupied]
+    ) & empty
+    if knights:
+        _piece_moves(board, knights, _KNIGHT_ATTACKS[king_sq] & empty, moves)
+    if diagonal:
+        _piece_moves(board, (board.bishops | board.queens) & ours, diagonal, moves)
+    if straight:
+        _piece_moves(board, (board.rooks | board.queens) & ours, straight, moves)
     return moves
 
 

@@ -53,3 +53,40 @@ def test_quiets_are_python_chess_quiets_in_the_same_order() -> None:
             if not moves:
                 break
             board.push(rng.choice(moves))
+
+
+def test_quiet_checks_are_the_direct_checks_of_pieces() -> None:
+    """Every quiet knight, bishop, rook or queen move after which the moved piece
+    attacks the enemy king, and no other move."""
+    from engine.movepick import quiet_checks
+
+    def reference(board: chess.Board) -> set[chess.Move]:
+        us = board.turn
+        pieces = board.occupied_co[us] & ~(board.pawns | board.kings)
+        found = set()
+        for move in board.generate_pseudo_legal_moves(pieces, ~board.occupied):
+            board.push(move)
+            if board.attacks_mask(move.to_square) & board.kings & board.occupied_co[not us]:
+                found.add(move)
+            board.pop()
+        return found
+
+    rng = random.Random(11)
+    starts = [
+        chess.STARTING_FEN,
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "4k3/8/8/8/8/8/8/R2QK1NB w - - 0 1",
+    ]
+    checks = 0
+    for game in range(15):
+        board = chess.Board(starts[game % len(starts)])
+        for _ in range(80):
+            moves = quiet_checks(board)
+            assert len(moves) == len(set(moves))
+            assert set(moves) == reference(board)
+            checks += len(moves)
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            board.push(rng.choice(legal))
+    assert checks > 100

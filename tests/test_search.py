@@ -428,6 +428,7 @@ _SWITCHES = [
     "SEE_ORDERING",
     "SEE_QSEARCH",
     "LAZY_EVAL",
+    "QSEARCH_CHECKS",
 ]
 
 
