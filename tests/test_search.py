@@ -429,6 +429,7 @@ _SWITCHES = [
     "SEE_QSEARCH",
     "LAZY_EVAL",
     "QSEARCH_CHECKS",
+    "SINGULAR_EXTENSIONS",
 ]
 
 
@@ -474,3 +475,38 @@ def test_quiescence_never_overwrites_a_deeper_entry() -> None:
     searcher.tt.store(key, 5, BOUND_LOWER, -30000, 0)  # a bound no window here can use
     searcher.quiescence(board)
     assert searcher.tt.probe(key) == (0, 5, BOUND_LOWER, -30000)
+
+
+@pytest.mark.parametrize(
+    ("fen", "move", "singular"),
+    [
+        # Black takes the queen: only the recapture keeps White in the game.
+        ("rnb1kbnr/pppp1ppp/5q2/4p3/4P3/5Q2/PPPP1PPP/RNB1KBNR b KQkq - 3 3", "f6f3", True),
+        # After 1. Nf3 many replies are about as good as the best.
+        (chess.STARTING_FEN, "g1f3", False),
+    ],
+)
+def test_singular_test_search_excludes_the_tt_move_and_leaves_the_tt(
+    fen: str, move: str, singular: bool
+) -> None:
+    """The singular-extension test searches every move but the TT move, below a window
+    under the TT score: a lone recapture falls below it, the opening's moves do not,
+    and the node's TT entry is neither used nor overwritten."""
+    import engine.search as search_module
+
+    board = chess.Board(fen)
+    board.push_uci(move)  # a node inside a game has a previous move (counter moves)
+    searcher = Searcher(TranspositionTable(4))
+    searcher.search(board, SearchParams(max_depth=6), SearchControl())
+    # After a search the searcher's position is the root again, so its node function
+    # can be asked about the root (as the singular test asks about any node).
+    key = searcher._pos.key
+    entry = searcher.tt.probe(key)
+    assert entry is not None
+    tt_code, depth, _, tt_score = entry
+    singular_beta = tt_score - search_module.SINGULAR_MARGIN_CP * depth
+    nodes = searcher.nodes
+    score = searcher._negamax(singular_beta - 1, singular_beta, (depth - 1) // 2, 1, False, tt_code)
+    assert searcher.nodes > nodes
+    assert (score < singular_beta) == singular
+    assert searcher.tt.probe(key) == entry
