@@ -4,12 +4,12 @@ The node function is full-width alpha-beta made selective: null-move pruning,
 reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, singular extensions, SEE ordering and pruning of losing
 captures, and lazy evaluation, transposition-table cutoffs and (at its first ply)
-quiet checks in quiescence; quiet moves are ordered by killers, a counter move and a history with
-gravity and malus. Each has a module-level switch (constants below) so that a
-match can measure it against the build without it; the Elo each one was measured
-to be worth stands beside its step in the node function, in brackets: a match of
-the full build against the build without it, in colour-swapped pairs from the
-shipped openings (docs/strength.md has the ledger).
+quiet checks in quiescence; quiet moves are ordered by killers, a counter move and
+a history with gravity and malus. Each has a module-level switch (constants below)
+so that a match can measure it against the build without it; the Elo each one was
+measured to be worth stands beside its step in the node function, in brackets: a
+match of the full build against the build without it, in colour-swapped pairs from
+the shipped openings (docs/strength.md has the ledger).
 All selectivity together against plain PVS: +135 +/- 43 Elo at 10+0.1.
 ``Searcher.selective = False`` turns all of them off, which makes the search
 exact (the tests compare it with plain negamax). Techniques that a match showed
@@ -624,6 +624,7 @@ class Searcher:
         # 6. Transposition table: a deep enough bound ends zero-window nodes at once.
         tt = self.tt
         key = pos.key
+        # (The singular test's search never sees the entry: no cutoff, no TT move.)
         entry = tt.probe(key) if not excluded else None
         tt_code = 0
         if entry:
@@ -788,7 +789,7 @@ class Searcher:
         quiets_tried: list[int] = []
         picker = MovePicker(
             board,
-            tt_code if not excluded else 0,
+            tt_code,
             killers[0],
             killers[1],
             history,
@@ -809,7 +810,7 @@ class Searcher:
             for move in moves:
                 from_sq = move.from_square
                 to_sq = move.to_square
-                if excluded and from_sq | (to_sq << 6) | ((move.promotion or 0) << 12) == excluded:
+                if excluded and move_code(move) == excluded:
                     continue
                 if quiet_stage and searched >= lmp_count:
                     # 11. Late move pruning: at low depth, quiets this far down the
