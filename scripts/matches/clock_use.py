@@ -1,0 +1,199 @@
+"""Where the clock goes: how the engines of a match spent their time.
+
+Responsible for replaying each game's clocks from the match PGN (the ``TimeControl``
+tags and the ``1.234s`` every move comment carries, as the match runner writes them)
+and summing up, per engine: the share of the base time left when the game ended,
+the time spent per move, and the lowest clock an engine was left with before a
+move (how close it came to the flag). An engine that ends its games with much of
+its clock unused may gain from spending it; one whose lowest clock is tiny risks
+losses on time.
+
+Usage: ``python -m scripts.matches.clock_use MATCH.pgn [MORE.pgn ...] [--json]``.
+
+It must not play games or judge results (the runner and ``tally`` do); games
+without a clock (``movetime``, depth or node limits) or without move times are
+counted as skipped, not guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import chess.pgn
+
+from scripts.common import EXIT_FAILED, ToolParser
+
+from .errors import MatchError
+from .limits import TimeControl, parse_tc
+
+PROG = "clock_use"
+_TIME_RE = re.compile(r"(\d+(?:\.\d+)?)s\b")
+
+
+@dataclass
+class EngineClock:
+    """One engine's clock figures over the games it played."""
+
+    name: str
+    left_share: list[float] = field(default_factory=list)
+    """Per game: the clock left at the end, as a share of the base time."""
+    move_seconds: list[float] = field(default_factory=list)
+    lowest_s: Optional[float] = None
+    """The lowest clock the engine was given before a move."""
+    moves: list[int] = field(default_factory=list)
+    """Per game: the moves it made."""
+
+    def summary(self) -> dict[str, Any]:
+        def quartiles(values: list[float]) -> list[float]:
+            if len(values) < 2:
+                return [values[0]] * 3 if values else []
+            low, mid, high = statistics.quantiles(values, n=4, method="inclusive")
+            return [round(low, 3), round(mid, 3), round(high, 3)]
+
+        return {
+            "engine": self.name,
+            "games": len(self.left_share),
+            "moves_median": statistics.median(self.moves) if self.moves else None,
+            "left_share_quartiles": quartiles(self.left_share),
+            "move_seconds_quartiles": quartiles(self.move_seconds),
+            "lowest_clock_s": None if self.lowest_s is None else round(self.lowest_s, 3),
+        }
+
+
+@dataclass
+class ClockReport:
+    """Every engine's figures, and the games that could not be replayed."""
+
+    engines: dict[str, EngineClock] = field(default_factory=dict)
+    games: int = 0
+    skipped: int = 0
+
+    def engine(self, name: str) -> EngineClock:
+        if name not in self.engines:
+            self.engines[name] = EngineClock(name)
+        return self.engines[name]
+
+
+def _control(headers: chess.pgn.Headers, color: chess.Color) -> Optional[TimeControl]:
+    """The clock of one side, or None when the game had none (or an unreadable one)."""
+    text = headers.get("WhiteTimeControl" if color else "BlackTimeControl") or headers.get(
+        "TimeControl", ""
+    )
+    if not text or text == "-" or text.startswith("1/"):
+        return None  # no clock, or a fixed time per move
+    try:
+        return parse_tc(text)
+    except MatchError:
+        return None
+
+
+def add_game(report: ClockReport, game: chess.pgn.Game) -> bool:
+    """Replay one game's clocks into ``report``; False (and counted) if it cannot be."""
+    report.games += 1
+    headers = game.headers
+    controls = {color: _control(headers, color) for color in (chess.WHITE, chess.BLACK)}
+    board = game.board()
+    spent: dict[chess.Color, list[float]] = {chess.WHITE: [], chess.BLACK: []}
+    turn = board.turn
+    for node in game.mainline():
+        found = _TIME_RE.findall(node.comment)
+        if not found:
+            report.skipped += 1
+            return False
+        spent[turn].append(float(found[-1]))
+        turn = not turn
+    if any(control is None for control in controls.values()) or not any(spent.values()):
+        report.skipped += 1
+        return False
+    for color, name in (
+        (chess.WHITE, headers.get("White", "?")),
+        (chess.BLACK, headers.get("Black", "?")),
+    ):
+        control = controls[color]
+        assert control is not None
+        clock = control.base_s
+        lowest = clock
+        for made, seconds in enumerate(spent[color], start=1):
+            lowest = min(lowest, clock)
+            # As the runner keeps it: an overrun within its margin is not carried over.
+            clock = max(clock - seconds, 0.0) + control.inc_s
+            if control.moves and made % control.moves == 0:
+                clock += control.base_s
+        record = report.engine(name)
+        record.left_share.append(clock / control.base_s)
+        record.move_seconds.extend(spent[color])
+        record.moves.append(len(spent[color]))
+        if record.lowest_s is None or lowest < record.lowest_s:
+            record.lowest_s = lowest
+    return True
+
+
+def read_files(paths: Sequence[str]) -> ClockReport:
+    """Every game of every file; a file that cannot be read raises ``OSError``."""
+    report = ClockReport()
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                add_game(report, game)
+    return report
+
+
+def format_report(report: ClockReport) -> str:
+    """The per-engine table as text."""
+    lines = [
+        f"{report.games} games, {report.skipped} skipped (no clock or no move times)",
+        "quartiles (q1 / median / q3) of the clock left at the end and of the seconds per move",
+        f"{'engine':<24} {'games':>5} {'moves':>5}  {'clock left at the end':<24}"
+        f" {'seconds per move':<24} lowest clock",
+    ]
+    for record in report.engines.values():
+        s = record.summary()
+        left = " / ".join(f"{100 * v:.0f} %" for v in s["left_share_quartiles"])
+        per_move = " / ".join(f"{v:.3f}" for v in s["move_seconds_quartiles"])
+        lowest = "-" if s["lowest_clock_s"] is None else f"{s['lowest_clock_s']:.3f} s"
+        lines.append(
+            f"{record.name:<24} {s['games']:>5} {s['moves_median'] or 0:>5g}  {left:<24}"
+            f" {per_move:<24} {lowest}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = ToolParser(
+        prog=PROG,
+        description="How the engines of a match spent their clocks: the share of the base "
+        "time left at the end of each game, seconds per move, the lowest clock.",
+    )
+    parser.add_argument("pgn", nargs="+", help="match PGN files (as cutoff-match writes them)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    for path in args.pgn:
+        if not Path(path).is_file():
+            print(f"{PROG}: error: {path}: no such file", file=sys.stderr)
+            return EXIT_FAILED
+    try:
+        report = read_files(args.pgn)
+    except OSError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        out = {
+            "games": report.games,
+            "skipped": report.skipped,
+            "engines": [r.summary() for r in report.engines.values()],
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
