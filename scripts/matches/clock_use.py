@@ -94,8 +94,8 @@ def _control(headers: chess.pgn.Headers, color: chess.Color) -> Optional[TimeCon
         return None
 
 
-def add_game(report: ClockReport, game: chess.pgn.Game) -> bool:
-    """Replay one game's clocks into ``report``; False (and counted) if it cannot be."""
+def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
+    """Replay one game's clocks into ``report``; one that cannot be is counted as skipped."""
     report.games += 1
     headers = game.headers
     controls = {color: _control(headers, color) for color in (chess.WHITE, chess.BLACK)}
@@ -106,12 +106,12 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> bool:
         found = _TIME_RE.findall(node.comment)
         if not found:
             report.skipped += 1
-            return False
+            return
         spent[turn].append(float(found[-1]))
         turn = not turn
     if any(control is None for control in controls.values()) or not any(spent.values()):
         report.skipped += 1
-        return False
+        return
     for color, name in (
         (chess.WHITE, headers.get("White", "?")),
         (chess.BLACK, headers.get("Black", "?")),
@@ -122,17 +122,13 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> bool:
         lowest = clock
         for made, seconds in enumerate(spent[color], start=1):
             lowest = min(lowest, clock)
-            # As the runner keeps it: an overrun within its margin is not carried over.
-            clock = max(clock - seconds, 0.0) + control.inc_s
-            if control.moves and made % control.moves == 0:
-                clock += control.base_s
+            clock = control.clock_after_move(clock - seconds, made)  # as the runner keeps it
         record = report.engine(name)
         record.left_share.append(clock / control.base_s)
         record.move_seconds.extend(spent[color])
         record.moves.append(len(spent[color]))
         if record.lowest_s is None or lowest < record.lowest_s:
             record.lowest_s = lowest
-    return True
 
 
 def read_files(paths: Sequence[str]) -> ClockReport:

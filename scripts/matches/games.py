@@ -232,11 +232,7 @@ async def play_game(job: GameJob, engines: Sequence[EngineProcess], cfg: Config)
                     mover, "time forfeit", why=f"used {elapsed:.3f}s of {clocks[mover]:.3f}s"
                 )
             moves_made[mover] += 1
-            # Like fastchess, a small overrun within the margin is not carried over as a
-            # negative clock: engines then never receive negative wtime/btime.
-            clocks[mover] = max(left, 0.0) + lim.tc.inc_s
-            if lim.tc.moves and moves_made[mover] % lim.tc.moves == 0:
-                clocks[mover] += lim.tc.base_s
+            clocks[mover] = lim.tc.clock_after_move(left, moves_made[mover])
         if lim.movetime_s is not None and elapsed > lim.movetime_s + cfg.margin_s:
             return forfeit(
                 mover, "time forfeit", why=f"used {elapsed:.3f}s of movetime {lim.movetime_s:g}s"

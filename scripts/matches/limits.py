@@ -23,6 +23,18 @@ class TimeControl:
     base_s: float
     inc_s: float
 
+    def clock_after_move(self, left_s: float, moves_made: int) -> float:
+        """The clock after a move that left ``left_s`` on it, ``moves_made`` moves in.
+
+        Like fastchess, a small overrun (the runner forfeits a larger one) is not
+        carried over as a negative clock, so engines never receive negative
+        wtime/btime; then the increment, and the base again at each control.
+        """
+        clock = max(left_s, 0.0) + self.inc_s
+        if self.moves and moves_made % self.moves == 0:
+            clock += self.base_s
+        return clock
+
     def pgn(self) -> str:
         base = fmt_seconds(self.base_s)
         text = f"{self.moves}/{base}" if self.moves else base
