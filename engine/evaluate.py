@@ -27,18 +27,23 @@ import chess
 
 from engine.features import (
     DISTANCE,
+    FRONT,
     KING_ZONE,
     MAX_PHASE,
     OFFSET,
     SCALE_NORMAL,
     SIZE,
+    STORM,
     evaluate_features,
     file_set,
     game_phase,
     king_shelter,
+    nearest_pawn,
+    outposts,
     pawn_attacks,
     pawn_structure,
     scale_factors,
+    space,
     term_breakdown,
 )
 from engine.position import Position
@@ -118,11 +123,24 @@ def _line_terms(
 (_HANGING,) = _block("hanging")
 _CHECK_N, _CHECK_B, _CHECK_R, _CHECK_Q = _block("safe_checks")
 (_TEMPO,) = _block("tempo")
+_OUTPOST_N, _OUTPOST_B = _block("outpost")
+_FREE: Final = _block("passed_free")
+(_ROOK_BEHIND,) = _block("rook_behind_passer")
+(_BAD_BISHOP,) = _block("bad_bishop")
+(_KING_PAWN,) = _block("king_pawn_distance")
+_STORM: Final = _block("pawn_storm")
+(_SPACE,) = _block("space")
+(_MINOR_ON_MINOR,) = _block("minor_on_minor")
+(_WEAK_ZONE,) = _block("weak_zone")
 
 _DISTANCE: Final = DISTANCE
 _BB_RANK_7: Final = chess.BB_RANK_7
 _BB_RANK_2: Final = chess.BB_RANK_2
 _BB_ALL: Final = chess.BB_ALL
+_BB_LIGHT: Final = chess.BB_LIGHT_SQUARES
+_BB_DARK: Final = chess.BB_DARK_SQUARES
+_FRONT_WHITE: Final = FRONT[chess.WHITE]
+_FRONT_BLACK: Final = FRONT[chess.BLACK]
 _DIAG: Final = [(chess.BB_DIAG_ATTACKS[sq], chess.BB_DIAG_MASKS[sq]) for sq in range(64)]
 _RANK: Final = [(chess.BB_RANK_ATTACKS[sq], chess.BB_RANK_MASKS[sq]) for sq in range(64)]
 _FILE: Final = [(chess.BB_FILE_ATTACKS[sq], chess.BB_FILE_MASKS[sq]) for sq in range(64)]
@@ -186,17 +204,22 @@ _PASSED_AT: Final = _by_square(_PASSED)
 _CONNECTED_AT: Final = _by_square(_CONNECTED)
 
 
-_PawnEntry = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+_PawnEntry = tuple[
+    int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int
+]
 """What the evaluation needs of the pawns alone (and, in the pawn-king cache, of
-the kings' shelter), computed once per pawn structure:
+the kings' shelter, the pawns storming them and their distance to the pawns),
+computed once per pawn structure:
 
 (packed score, White's passers, Black's passers, squares White's pawns attack,
 squares Black's pawns attack, open files, files half open for White, for Black,
 squares safe from enemy pawns for White, for Black, squares where a White rook
-or queen scores for its file or rank, where a Black one does). Files are
-whole-file bitboards. The last four fields follow from the others, but looking
-them up instead of deriving them at every evaluation is worth about 1.3 points of
-the nodes/s ratio to the PeSTO-only build (8 rounds of compare_nps.py)."""
+or queen scores for its file or rank, where a Black one does, White's outposts,
+Black's outposts, then the packed bad-bishop term of one bishop on a light and on
+a dark square, White's, then Black's). Files are whole-file bitboards. The fields
+after the eighth follow from the others, but looking them up instead of deriving
+them at every evaluation is worth about 1.3 points of the nodes/s ratio to the
+PeSTO-only build (8 rounds of compare_nps.py)."""
 
 
 def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
@@ -224,6 +247,7 @@ def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
             low = connected & -connected
             connected ^= low
             part += connected_at[low.bit_length() - 1]
+        part += space(own, theirs, color).bit_count() * _SPACE
         score += part if color else -part
     white_files = file_set(white_pawns)
     black_files = file_set(black_pawns)
@@ -245,12 +269,20 @@ def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
         ~white_attacks & _BB_ALL,
         open_files | white_half_open | _BB_RANK_7,
         open_files | black_half_open | _BB_RANK_2,
+        outposts(white_pawns, black_pawns, chess.WHITE),
+        outposts(black_pawns, white_pawns, chess.BLACK),
+        (white_pawns & _BB_LIGHT).bit_count() * _BAD_BISHOP,
+        (white_pawns & _BB_DARK).bit_count() * _BAD_BISHOP,
+        (black_pawns & _BB_LIGHT).bit_count() * _BAD_BISHOP,
+        (black_pawns & _BB_DARK).bit_count() * _BAD_BISHOP,
     )
 
 
 def _shelter_terms(white_pawns: int, black_pawns: int, white_king: int, black_king: int) -> int:
-    """Packed score of the king-shelter terms (White's minus Black's)."""
+    """Packed score of the terms of the pawns and a king: shelter, storming pawns and
+    the distance to the nearest pawn (White's minus Black's)."""
     score = 0
+    pawns = white_pawns | black_pawns
     for color, own, theirs, king in (
         (chess.WHITE, white_pawns, black_pawns, white_king),
         (chess.BLACK, black_pawns, white_pawns, black_king),
@@ -261,7 +293,10 @@ def _shelter_terms(white_pawns: int, black_pawns: int, white_king: int, black_ki
             + shield_2 * _SHIELD_2
             + semi_open * _SEMI_OPEN_KING
             + open_files * _OPEN_KING
+            + nearest_pawn(king, pawns) * _KING_PAWN
         )
+        for storm, mask in zip(_STORM, STORM[color][king]):
+            part += (theirs & mask).bit_count() * storm
         score += part if color else -part
     return score
 
@@ -358,35 +393,73 @@ class Evaluator:
             black_safe,
             white_special,
             black_special,
+            white_outposts,
+            black_outposts,
+            white_bad_light,
+            white_bad_dark,
+            black_bad_light,
+            black_bad_dark,
         ) = entry
-        # Passers: blocked or not, and how near each king is to the stop square.
-        while passers:
-            low = passers & -passers
-            passers ^= low
-            stop = low.bit_length() + 7
-            rank = (stop >> 3) - 1
-            if low << 8 & occupied:
-                score += _BLOCKED[rank]
-            score += _KING_DISTANCE[rank] * (
-                _DISTANCE[black_king * 64 + stop] - _DISTANCE[white_king * 64 + stop]
-            )
-        passers = black_passers
-        while passers:
-            low = passers & -passers
-            passers ^= low
-            stop = low.bit_length() - 9
-            rank = 6 - (stop >> 3)
-            if low >> 8 & occupied:
-                score -= _BLOCKED[rank]
-            score -= _KING_DISTANCE[rank] * (
-                _DISTANCE[white_king * 64 + stop] - _DISTANCE[black_king * 64 + stop]
-            )
-
         knights = board.knights
         bishops = board.bishops
         rooks = board.rooks
         queens = board.queens
         majors = rooks | queens
+        # Passers: blocked or else free, a rook behind, how near each king is to the
+        # stop square.
+        while passers:
+            low = passers & -passers
+            passers ^= low
+            square = low.bit_length() - 1
+            stop = square + 8
+            rank = square >> 3
+            if low << 8 & occupied:
+                score += _BLOCKED[rank]
+            elif not _FRONT_WHITE[square] & occupied:
+                score += _FREE[rank]
+            score += _KING_DISTANCE[rank] * (
+                _DISTANCE[black_king * 64 + stop] - _DISTANCE[white_king * 64 + stop]
+            )
+            if rooks & white & _FRONT_BLACK[square]:
+                file_table, file_mask = _FILE[square]
+                if file_table[file_mask & occupied] & rooks & white & _FRONT_BLACK[square]:
+                    score += _ROOK_BEHIND
+        passers = black_passers
+        while passers:
+            low = passers & -passers
+            passers ^= low
+            square = low.bit_length() - 1
+            stop = square - 8
+            rank = 7 - (square >> 3)
+            if low >> 8 & occupied:
+                score -= _BLOCKED[rank]
+            elif not _FRONT_BLACK[square] & occupied:
+                score -= _FREE[rank]
+            score -= _KING_DISTANCE[rank] * (
+                _DISTANCE[white_king * 64 + stop] - _DISTANCE[black_king * 64 + stop]
+            )
+            if rooks & black & _FRONT_WHITE[square]:
+                file_table, file_mask = _FILE[square]
+                if file_table[file_mask & occupied] & rooks & black & _FRONT_WHITE[square]:
+                    score -= _ROOK_BEHIND
+        # Outposts and bad bishops.
+        minors = knights | bishops
+        if minors & white_outposts:
+            score += (knights & white & white_outposts).bit_count() * _OUTPOST_N + (
+                bishops & white & white_outposts
+            ).bit_count() * _OUTPOST_B
+        if minors & black_outposts:
+            score -= (knights & black & black_outposts).bit_count() * _OUTPOST_N + (
+                bishops & black & black_outposts
+            ).bit_count() * _OUTPOST_B
+        if bb := bishops & white:
+            score += (bb & _BB_LIGHT).bit_count() * white_bad_light + (
+                bb & _BB_DARK
+            ).bit_count() * white_bad_dark
+        if bb := bishops & black:
+            score -= (bb & _BB_LIGHT).bit_count() * black_bad_light + (
+                bb & _BB_DARK
+            ).bit_count() * black_bad_dark
 
         # Mobility, attacks on the enemy king zone, rooks and queens: White, then Black.
         # (special: the squares where rooks and queens score for their file or rank;
@@ -479,6 +552,25 @@ class Evaluator:
         )
         black_all = (
             black_n | black_b | black_r | black_q | black_pawn_attacks | _KING_ATTACKS[black_king]
+        )
+        # Minor pieces attacking minor pieces that no pawn defends; king-zone squares
+        # attacked and defended by nothing but the king.
+        if minors:
+            score += _MINOR_ON_MINOR * (
+                ((white_n | white_b) & black & minors & white_safe).bit_count()
+                - ((black_n | black_b) & white & minors & black_safe).bit_count()
+            )
+        score += _WEAK_ZONE * (
+            (
+                KING_ZONE[black_king]
+                & white_all
+                & ~(black_n | black_b | black_r | black_q | black_pawn_attacks)
+            ).bit_count()
+            - (
+                KING_ZONE[white_king]
+                & black_all
+                & ~(white_n | white_b | white_r | white_q | white_pawn_attacks)
+            ).bit_count()
         )
         if queens:
             score += _ROOK_THREAT * (

@@ -66,6 +66,20 @@ BLOCKS: tuple[tuple[str, int], ...] = (
     # attacked by the enemy.
     ("safe_checks", 4),
     ("tempo", 1),  # +1 for the side to move
+    # Outposts: knights and bishops (N, B) on relative ranks 4-6, on a square an own
+    # pawn defends and no enemy pawn can ever attack.
+    ("outpost", 2),
+    ("passed_free", 8),  # extra for a passer with nothing on its way to promotion
+    ("rook_behind_passer", 1),  # an own rook behind a passer on its file, nothing between
+    ("bad_bishop", 1),  # per bishop: own pawns on squares of the bishop's colour
+    ("king_pawn_distance", 1),  # king steps from the own king to the nearest pawn
+    # Enemy pawns one, two and three ranks in front of the own king, on its file and
+    # the next ones (counted for the defender).
+    ("pawn_storm", 3),
+    ("space", 1),  # files c-f, own ranks 2-4: squares without own pawns, not pawn-attacked
+    ("minor_on_minor", 1),  # enemy minors attacked by own minors, not defended by a pawn
+    # Squares of the enemy king's zone we attack that no enemy piece but the king defends.
+    ("weak_zone", 1),
 )
 
 
@@ -129,6 +143,43 @@ NEAR_FILE_BITS = [NEAR_FILES[f] & chess.BB_RANK_1 for f in range(8)]
 
 
 KING_ZONE = [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in range(64)]
+
+
+def _front(color: bool, square: int) -> int:
+    """The squares in front of ``square`` on its file, seen from ``color``."""
+    mask = chess.BB_FILES[square & 7]
+    rank = square >> 3
+    for r in range(8):
+        if (r <= rank) if color else (r >= rank):
+            mask &= ~chess.BB_RANKS[r]
+    return mask
+
+
+# [colour][square]: the squares in front on the file (behind is the other colour's).
+FRONT = [[_front(bool(c), sq) for sq in range(64)] for c in (0, 1)]
+
+
+def _storm_masks(color: bool, king: int) -> tuple[int, int, int]:
+    """The squares 1, 2 and 3 ranks in front of ``king``, on its file and the next ones."""
+    files = NEAR_FILES[king & 7]
+    step = 8 if color else -8
+    return tuple(  # type: ignore[return-value]
+        files & chess.BB_RANKS[ahead >> 3] if 0 <= (ahead := king + d * step) < 64 else 0
+        for d in (1, 2, 3)
+    )
+
+
+STORM = [[_storm_masks(bool(c), king) for king in range(64)] for c in (0, 1)]
+OUTPOST_RANKS = (
+    chess.BB_RANK_3 | chess.BB_RANK_4 | chess.BB_RANK_5,  # Black's ranks 4-6
+    chess.BB_RANK_4 | chess.BB_RANK_5 | chess.BB_RANK_6,
+)
+SPACE_AREA = (
+    (chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_E | chess.BB_FILE_F)
+    & (chess.BB_RANK_7 | chess.BB_RANK_6 | chess.BB_RANK_5),
+    (chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_E | chess.BB_FILE_F)
+    & (chess.BB_RANK_2 | chess.BB_RANK_3 | chess.BB_RANK_4),
+)
 DISTANCE = [chess.square_distance(a, b) for a in range(64) for b in range(64)]
 """King steps between two squares, indexed ``a * 64 + b``."""
 
@@ -148,6 +199,42 @@ def relative_rank(square: int, color: bool) -> int:
 def _sideways(bb: int) -> int:
     """The squares one file to the left or right of ``bb``'s squares."""
     return (bb & NOT_FILE_A) >> 1 | (bb & NOT_FILE_H) << 1
+
+
+def attack_span(pawns: int, color: bool) -> int:
+    """Every square ``pawns`` of ``color`` attack now or could attack after advancing."""
+    if color:
+        fill = pawns << 8
+        fill |= fill << 8
+        fill |= fill << 16
+        fill = (fill | fill << 32) & BB_ALL
+    else:
+        fill = pawns >> 8
+        fill |= fill >> 8
+        fill |= fill >> 16
+        fill |= fill >> 32
+    return _sideways(fill)
+
+
+def outposts(own: int, theirs: int, color: bool) -> int:
+    """Outpost squares of ``color``: ranks 4-6, defended by an own pawn, out of the
+    enemy pawns' reach."""
+    return (
+        pawn_attacks(own, color) & OUTPOST_RANKS[color] & ~attack_span(theirs, not color) & BB_ALL
+    )
+
+
+def space(own: int, theirs: int, color: bool) -> int:
+    """Space squares of ``color``: the central area behind its lines without an own pawn,
+    not attacked by an enemy pawn."""
+    return SPACE_AREA[color] & ~own & ~pawn_attacks(theirs, not color) & BB_ALL
+
+
+def nearest_pawn(king: int, pawns: int) -> int:
+    """King steps from ``king`` to the nearest of ``pawns`` (0 without pawns)."""
+    if not pawns:
+        return 0
+    return min(DISTANCE[king * 64 + square] for square in chess.scan_forward(pawns))
 
 
 def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, int, int]:
@@ -409,6 +496,46 @@ def features(board: chess.Board) -> dict[int, int]:
             for index, checks in enumerate(check_squares(their_king, occupied)):
                 pt = MOBILITY_PIECES[index]
                 add("safe_checks", index, sign * (by_type[pt] & checks & safe).bit_count())
+
+        # Outposts, passers with a free way or a rook behind, bishops hemmed in by
+        # their own pawns, the king's distance to the pawns, storming pawns, space.
+        outpost_squares = outposts(own_pawns, their_pawns, color)
+        add("outpost", 0, sign * (board.knights & own_pieces & outpost_squares).bit_count())
+        add("outpost", 1, sign * (board.bishops & own_pieces & outpost_squares).bit_count())
+        own_rooks = board.rooks & own_pieces
+        for square in chess.scan_forward(passers):
+            if not FRONT[color][square] & occupied:
+                add("passed_free", relative_rank(square, color), sign)
+            behind = slider_attacks(chess.ROOK, square, occupied) & FRONT[not color][square]
+            if behind & own_rooks:
+                add("rook_behind_passer", 0, sign)
+        for square in chess.scan_forward(board.bishops & own_pieces):
+            light = chess.BB_SQUARES[square] & chess.BB_LIGHT_SQUARES
+            same_colour = chess.BB_LIGHT_SQUARES if light else chess.BB_DARK_SQUARES
+            add("bad_bishop", 0, sign * (own_pawns & same_colour).bit_count())
+        if own_king is not None:
+            add("king_pawn_distance", 0, sign * nearest_pawn(own_king, board.pawns))
+            for index, mask in enumerate(STORM[color][own_king]):
+                add("pawn_storm", index, sign * (their_pawns & mask).bit_count())
+        add("space", 0, sign * space(own_pawns, their_pawns, color).bit_count())
+        minors = board.knights | board.bishops
+        add(
+            "minor_on_minor",
+            0,
+            sign
+            * (
+                (by_type[chess.KNIGHT] | by_type[chess.BISHOP])
+                & minors
+                & their_pieces
+                & ~pawn_attacks(their_pawns, not color)
+            ).bit_count(),
+        )
+        if their_king is not None:
+            their_by_type = maps[not color][0]
+            defended = 0
+            for pt in (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
+                defended |= their_by_type[pt]
+            add("weak_zone", 0, sign * (KING_ZONE[their_king] & ours & ~defended).bit_count())
 
     add("tempo", 0, 1 if board.turn else -1)
     return f

@@ -254,3 +254,57 @@ def test_rook_threats_hanging_pieces_and_safe_checks() -> None:
     safe = chess.Board("6k1/8/8/7N/8/8/8/6K1 w - - 0 1")
     assert block_value(feat.features(unsafe), "safe_checks", 0) == 0
     assert block_value(feat.features(safe), "safe_checks", 0) == 1
+
+
+def test_outposts_free_passers_and_rooks_behind() -> None:
+    # The knight on d5, defended by e4, out of reach of Black's pawns (a7, h7): an
+    # outpost. With a Black pawn on c7, which can reach c6, it is not.
+    board = chess.Board("6k1/p6p/8/3N4/4P3/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "outpost", 0) == 1
+    board = chess.Board("6k1/p1p4p/8/3N4/4P3/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "outpost", 0) == 0
+    # The d4 passer with a rook behind it on d1 and nothing on d5-d8; a Black rook
+    # on d8 takes away the free way but not the rook behind.
+    board = chess.Board("6k1/8/8/8/3P4/8/8/3R2K1 w - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "passed_free", 3) == 1
+    assert block_value(f, "rook_behind_passer") == 1
+    board = chess.Board("3r2k1/8/8/8/3P4/8/8/3R2K1 w - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "passed_free", 3) == 0
+    assert block_value(f, "rook_behind_passer") == 1
+    # A knight between the rook and the passer: no rook behind.
+    board = chess.Board("6k1/8/8/8/3P4/3N4/8/3R2K1 w - - 0 1")
+    assert block_value(feat.features(board), "rook_behind_passer") == 0
+
+
+def test_bad_bishops_king_pawn_distance_storms_and_space() -> None:
+    # The bishop on c1 (a dark square) with own pawns on d2 and e3 (dark) and f3 (light).
+    board = chess.Board("6k1/8/8/8/8/4PP2/3P4/2B3K1 w - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "bad_bishop") == 2
+    # The nearest pawn to White's king on g1 is two steps away (e3, f3), to Black's on
+    # g8 five (e3, f3).
+    assert block_value(f, "king_pawn_distance") == 2 - 5
+    # White's pawn on g6 stands two ranks in front of Black's king on g8.
+    board = chess.Board("6k1/8/6P1/8/8/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "pawn_storm", 1) == -1
+    # Space: the 12 squares of files c-f on a side's ranks 2-4, less those of its own
+    # pawns and those the enemy's pawns attack. The e5 pawn takes d4 and f4 from
+    # White and its own square from Black.
+    board = chess.Board("6k1/8/8/4p3/8/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "space") == (12 - 2) - (12 - 1)
+
+
+def test_minor_on_minor_and_weak_king_zone() -> None:
+    # The knight on d4 attacks the bishop on e6, which no pawn defends; with a pawn
+    # on f7 defending it, no longer.
+    board = chess.Board("6k1/8/4b3/8/3N4/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "minor_on_minor") == 1
+    board = chess.Board("6k1/5p2/4b3/8/3N4/8/8/6K1 w - - 0 1")
+    assert block_value(feat.features(board), "minor_on_minor") == 0
+    # White's rook on a7 attacks f7, g7 and h7 of the zone of Black's king on g8, which
+    # only the king defends; Black's rook on e8 defends f8 but not the seventh rank.
+    board = chess.Board("4r1k1/R7/8/8/8/8/8/6K1 w - - 0 1")
+    f = feat.features(board)
+    assert block_value(f, "weak_zone") == 3 - 0

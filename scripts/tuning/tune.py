@@ -98,6 +98,15 @@ START: dict[str, tuple[list[int], list[int]]] = {
     "hanging": ([30], [20]),
     "safe_checks": ([10, 5, 8, 6], [0, 0, 0, 0]),
     "tempo": ([10], [5]),
+    "outpost": ([0, 0], [0, 0]),
+    "passed_free": ([0] * 8, [0] * 8),
+    "rook_behind_passer": ([0], [0]),
+    "bad_bishop": ([0], [0]),
+    "king_pawn_distance": ([0], [0]),
+    "pawn_storm": ([0] * 3, [0] * 3),
+    "space": ([0], [0]),
+    "minor_on_minor": ([0], [0]),
+    "weak_zone": ([0], [0]),
 }
 
 # Weights held at their start value: reference buckets of the count tables (each
