@@ -1,8 +1,10 @@
 """Static evaluation, in centipawns from the side to move's point of view.
 
 A tapered evaluation: material and piece-square tables (kept incrementally by
-``Position``), pawn structure, mobility, king safety (with safe checks), bishop
-pair, rooks and queens on open files and the seventh rank, threats (by pawns,
+``Position``), pawn structure (passers free, blocked or with a rook behind them),
+mobility, king safety (safe checks, weak zone squares, shelter and storming
+pawns), outposts, bad bishops and the bishop pair, rooks and queens on open files
+and the seventh rank, space, the king's distance to the pawns, threats (by pawns,
 minor pieces and rooks) and hanging pieces, tempo, and scaling of drawish
 endings. It computes exactly ``weights x features`` as defined in
 ``engine.features`` (the tests hold the two equal), but fast: pawn-structure
