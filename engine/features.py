@@ -163,12 +163,14 @@ def _storm_masks(color: bool, king: int) -> tuple[int, int, int]:
     """The squares 1, 2 and 3 ranks in front of ``king``, on its file and the next ones."""
     files = NEAR_FILES[king & 7]
     step = 8 if color else -8
-    return tuple(  # type: ignore[return-value]
-        files & chess.BB_RANKS[ahead >> 3] if 0 <= (ahead := king + d * step) < 64 else 0
-        for d in (1, 2, 3)
-    )
+
+    def row(ahead: int) -> int:
+        return files & chess.BB_RANKS[ahead >> 3] if 0 <= ahead < 64 else 0
+
+    return row(king + step), row(king + 2 * step), row(king + 3 * step)
 
 
+# [colour][king square], as SHIELD.
 STORM = [[_storm_masks(bool(c), king) for king in range(64)] for c in (0, 1)]
 OUTPOST_RANKS = (
     chess.BB_RANK_3 | chess.BB_RANK_4 | chess.BB_RANK_5,  # Black's ranks 4-6
