@@ -562,18 +562,13 @@ class Evaluator:
                 ((white_n | white_b) & black & minors & white_safe).bit_count()
                 - ((black_n | black_b) & white & minors & black_safe).bit_count()
             )
-        score += _WEAK_ZONE * (
-            (
-                KING_ZONE[black_king]
-                & white_all
-                & ~(black_n | black_b | black_r | black_q | black_pawn_attacks)
-            ).bit_count()
-            - (
-                KING_ZONE[white_king]
-                & black_all
-                & ~(white_n | white_b | white_r | white_q | white_pawn_attacks)
-            ).bit_count()
-        )
+        if weak := KING_ZONE[black_king] & white_all:
+            # Complements against _BB_ALL, as for the hanging pieces below.
+            weak &= _BB_ALL ^ (black_n | black_b | black_r | black_q | black_pawn_attacks)
+            score += _WEAK_ZONE * weak.bit_count()
+        if weak := KING_ZONE[white_king] & black_all:
+            weak &= _BB_ALL ^ (white_n | white_b | white_r | white_q | white_pawn_attacks)
+            score -= _WEAK_ZONE * weak.bit_count()
         if queens:
             score += _ROOK_THREAT * (
                 (white_r & black & queens).bit_count() - (black_r & white & queens).bit_count()
