@@ -218,10 +218,11 @@ squares Black's pawns attack, open files, files half open for White, for Black,
 squares safe from enemy pawns for White, for Black, squares where a White rook
 or queen scores for its file or rank, where a Black one does, White's outposts,
 Black's outposts, then the packed bad-bishop term of one bishop on a light and on
-a dark square, White's, then Black's). Files are whole-file bitboards. The fields
-after the eighth follow from the others, but looking them up instead of deriving
-them at every evaluation is worth about 1.3 points of the nodes/s ratio to the
-PeSTO-only build (8 rounds of compare_nps.py)."""
+a dark square, White's, then Black's). Files are whole-file bitboards. The four
+fields after the eighth follow from the others, but looking them up instead of
+deriving them at every evaluation is worth about 1.3 points of the nodes/s ratio to
+the PeSTO-only build (8 rounds of compare_nps.py); the last six depend on the pawns
+alone, so they are computed here once per pawn structure."""
 
 
 def _pawn_terms(white_pawns: int, black_pawns: int) -> _PawnEntry:
