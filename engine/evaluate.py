@@ -423,9 +423,9 @@ class Evaluator:
             score += _KING_DISTANCE[rank] * (
                 _DISTANCE[black_king * 64 + stop] - _DISTANCE[white_king * 64 + stop]
             )
-            if rooks & white & _FRONT_BLACK[square]:
+            if behind := rooks & white & _FRONT_BLACK[square]:
                 file_table, file_mask = _FILE[square]
-                if file_table[file_mask & occupied] & rooks & white & _FRONT_BLACK[square]:
+                if file_table[file_mask & occupied] & behind:
                     score += _ROOK_BEHIND
         passers = black_passers
         while passers:
@@ -441,9 +441,9 @@ class Evaluator:
             score -= _KING_DISTANCE[rank] * (
                 _DISTANCE[white_king * 64 + stop] - _DISTANCE[black_king * 64 + stop]
             )
-            if rooks & black & _FRONT_WHITE[square]:
+            if behind := rooks & black & _FRONT_WHITE[square]:
                 file_table, file_mask = _FILE[square]
-                if file_table[file_mask & occupied] & rooks & black & _FRONT_WHITE[square]:
+                if file_table[file_mask & occupied] & behind:
                     score -= _ROOK_BEHIND
         # Outposts and bad bishops.
         minors = knights | bishops

@@ -125,19 +125,21 @@ def _file_span(file: int) -> int:
 NEAR_FILES = [_file_span(f) for f in range(8)]
 
 
-def _shield_masks(color: bool, king: int) -> tuple[int, int]:
-    """The squares one and two ranks in front of ``king`` on its file and the next ones."""
+def _rows_ahead(color: bool, king: int) -> tuple[int, int, int]:
+    """The squares one, two and three ranks in front of ``king``, on its file and the
+    next ones (the first two are the shield's, all three the storm's)."""
     files = NEAR_FILES[king & 7]
     step = 8 if color else -8
-    one, two = king + step, king + 2 * step
-    return (
-        files & chess.BB_RANKS[one >> 3] if 0 <= one < 64 else 0,
-        files & chess.BB_RANKS[two >> 3] if 0 <= two < 64 else 0,
-    )
+
+    def row(ahead: int) -> int:
+        return files & chess.BB_RANKS[ahead >> 3] if 0 <= ahead < 64 else 0
+
+    return row(king + step), row(king + 2 * step), row(king + 3 * step)
 
 
 # [colour][king square]; colour 0 = Black, 1 = White (python-chess's bool).
-SHIELD = [[_shield_masks(bool(c), king) for king in range(64)] for c in (0, 1)]
+STORM = [[_rows_ahead(bool(c), king) for king in range(64)] for c in (0, 1)]
+SHIELD = [[rows[:2] for rows in by_king] for by_king in STORM]
 NEAR_FILE_BITS = [NEAR_FILES[f] & chess.BB_RANK_1 for f in range(8)]
 """The king's file and its neighbours as an 8-bit set of files."""
 
@@ -159,19 +161,6 @@ def _front(color: bool, square: int) -> int:
 FRONT = [[_front(bool(c), sq) for sq in range(64)] for c in (0, 1)]
 
 
-def _storm_masks(color: bool, king: int) -> tuple[int, int, int]:
-    """The squares 1, 2 and 3 ranks in front of ``king``, on its file and the next ones."""
-    files = NEAR_FILES[king & 7]
-    step = 8 if color else -8
-
-    def row(ahead: int) -> int:
-        return files & chess.BB_RANKS[ahead >> 3] if 0 <= ahead < 64 else 0
-
-    return row(king + step), row(king + 2 * step), row(king + 3 * step)
-
-
-# [colour][king square], as SHIELD.
-STORM = [[_storm_masks(bool(c), king) for king in range(64)] for c in (0, 1)]
 OUTPOST_RANKS = (
     chess.BB_RANK_3 | chess.BB_RANK_4 | chess.BB_RANK_5,  # Black's ranks 4-6
     chess.BB_RANK_4 | chess.BB_RANK_5 | chess.BB_RANK_6,
@@ -203,19 +192,22 @@ def _sideways(bb: int) -> int:
     return (bb & NOT_FILE_A) >> 1 | (bb & NOT_FILE_H) << 1
 
 
-def attack_span(pawns: int, color: bool) -> int:
-    """Every square ``pawns`` of ``color`` attack now or could attack after advancing."""
+def front_span(pawns: int, color: bool) -> int:
+    """The squares in front of ``pawns`` of ``color`` on their files (not their own)."""
     if color:
         fill = pawns << 8
         fill |= fill << 8
         fill |= fill << 16
-        fill = (fill | fill << 32) & BB_ALL
-    else:
-        fill = pawns >> 8
-        fill |= fill >> 8
-        fill |= fill >> 16
-        fill |= fill >> 32
-    return _sideways(fill)
+        return (fill | fill << 32) & BB_ALL
+    fill = pawns >> 8
+    fill |= fill >> 8
+    fill |= fill >> 16
+    return fill | fill >> 32
+
+
+def attack_span(pawns: int, color: bool) -> int:
+    """Every square ``pawns`` of ``color`` attack now or could attack after advancing."""
+    return _sideways(front_span(pawns, color))
 
 
 def outposts(own: int, theirs: int, color: bool) -> int:
@@ -280,31 +272,12 @@ def pawn_structure(own: int, theirs: int, color: bool) -> tuple[int, int, int, i
     """
     # behind: the squares behind own pawns (towards our back rank);
     # level: own pawns and the squares ahead of them; span: the squares behind theirs.
+    behind = front_span(own, not color)
+    level = own | front_span(own, color)
+    span = front_span(theirs, not color)
     if color:
-        behind = own >> 8
-        behind |= behind >> 8
-        behind |= behind >> 16
-        behind |= behind >> 32
-        level = own | own << 8
-        level |= level << 16
-        level = (level | level << 32) & BB_ALL
-        span = theirs >> 8
-        span |= span >> 8
-        span |= span >> 16
-        span |= span >> 32
         stop_attacked = pawn_attacks(theirs, False) >> 8
     else:
-        behind = own << 8
-        behind |= behind << 8
-        behind |= behind << 16
-        behind = (behind | behind << 32) & BB_ALL
-        level = own | own >> 8
-        level |= level >> 16
-        level |= level >> 32
-        span = theirs << 8
-        span |= span << 8
-        span |= span << 16
-        span = (span | span << 32) & BB_ALL
         stop_attacked = pawn_attacks(theirs, True) << 8 & BB_ALL
     doubled = own & behind
     passed = own & ~doubled & ~(span | _sideways(span))
