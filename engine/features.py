@@ -147,20 +147,6 @@ NEAR_FILE_BITS = [NEAR_FILES[f] & chess.BB_RANK_1 for f in range(8)]
 KING_ZONE = [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in range(64)]
 
 
-def _front(color: bool, square: int) -> int:
-    """The squares in front of ``square`` on its file, seen from ``color``."""
-    mask = chess.BB_FILES[square & 7]
-    rank = square >> 3
-    for r in range(8):
-        if (r <= rank) if color else (r >= rank):
-            mask &= ~chess.BB_RANKS[r]
-    return mask
-
-
-# [colour][square]: the squares in front on the file (behind is the other colour's).
-FRONT = [[_front(bool(c), sq) for sq in range(64)] for c in (0, 1)]
-
-
 OUTPOST_RANKS = (
     chess.BB_RANK_3 | chess.BB_RANK_4 | chess.BB_RANK_5,  # Black's ranks 4-6
     chess.BB_RANK_4 | chess.BB_RANK_5 | chess.BB_RANK_6,
@@ -203,6 +189,10 @@ def front_span(pawns: int, color: bool) -> int:
     fill |= fill >> 8
     fill |= fill >> 16
     return fill | fill >> 32
+
+
+# [colour][square]: the squares in front on the file (behind is the other colour's).
+FRONT = [[front_span(chess.BB_SQUARES[sq], bool(c)) for sq in range(64)] for c in (0, 1)]
 
 
 def attack_span(pawns: int, color: bool) -> int:
