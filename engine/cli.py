@@ -460,9 +460,23 @@ def _describe(limit: chess.engine.Limit) -> str:
 def _stats(args: argparse.Namespace) -> int:
     import json
 
-    from engine import stats
+    from engine import compiled
 
     errors = _Errors("cutoff stats")
+    # The measurement observes the search through subclasses of its position and
+    # table, which a compiled build's classes do not allow: it runs the sources
+    # (the same tree, at the interpreted speed).
+    reason = "`cutoff stats` observes the search, which needs its sources"
+    if not compiled.use_sources(reason):
+        errors("the compiled modules are loaded already; run `cutoff stats` on its own")
+        return EXIT_FAILED
+    if reason in compiled.build_description():
+        sys.stderr.write(
+            "cutoff stats: the compiled build cannot be observed; the search runs from "
+            "its sources (the same tree, the interpreted nodes/s)\n"
+        )
+    from engine import stats
+
     if args.plot is not None and not _has_matplotlib():
         errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
         return EXIT_USAGE

@@ -120,8 +120,10 @@ def stale_modules(pkg: str) -> Optional[list[str]]:
 class _SourceFinder:
     """Finds the compiled modules' ``.py`` files ahead of their extensions."""
 
-    def __init__(self, pkg: str) -> None:
+    def __init__(self, pkg: str, reason: str) -> None:
         self.pkg = pkg
+        self.reason = reason
+        """Why the sources run: what ``build_description`` says."""
 
     def find_spec(
         self,
@@ -142,7 +144,8 @@ def guard() -> None:
     pkg = package_dir()
     stale = stale_modules(pkg)
     if stale:
-        sys.meta_path.insert(0, _SourceFinder(pkg))
+        reason = "the compiled modules are out of date: run `cutoff compile`"
+        sys.meta_path.insert(0, _SourceFinder(pkg, reason))
         names = ", ".join(name + ".py" for name in stale)
         sys.stderr.write(
             f"cutoff: the compiled modules are out of date ({names} changed); running "
@@ -150,10 +153,26 @@ def guard() -> None:
         )
 
 
+def use_sources(reason: str) -> bool:
+    """Load the compiled modules from their sources for the rest of this process, for
+    a tool that subclasses the search's classes (interpreted code cannot subclass a
+    class mypyc compiled). False when one of them is imported already, too late."""
+    pkg = package_dir()
+    if any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
+        return True
+    if stale_modules(pkg) != []:
+        return True  # no compiled build (or a stale one, which ``guard`` handled)
+    if any(f"{_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES):
+        return False
+    sys.meta_path.insert(0, _SourceFinder(pkg, reason))
+    return True
+
+
 def build_description() -> str:
     """One line for ``cutoff bench`` and ``--version``: how the search runs."""
-    if any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
-        return "interpreted (the compiled modules are out of date: run `cutoff compile`)"
+    for finder in sys.meta_path:
+        if isinstance(finder, _SourceFinder):
+            return f"interpreted ({finder.reason})"
     compiled = []
     for module in COMPILED_MODULES:
         spec = importlib.util.find_spec(f"{_PACKAGE}.{module}")

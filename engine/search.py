@@ -274,6 +274,15 @@ class Searcher:
         self.selective = True
         """False turns every pruning and reduction off (the module switches stay as
         they are): the search is then exact full-width alpha-beta."""
+        # Hooks instead of overridable methods: a compiled Searcher (``cutoff
+        # compile``) cannot be subclassed by interpreted code, such as engine.smp.
+        self.on_poll: Optional[Callable[[int], None]] = None
+        """Called with the node count whenever the search polls its limits (every
+        ``POLL_INTERVAL_NODES`` nodes); it may end the search by raising
+        ``SearchAbortedError``. Lazy SMP helpers publish their nodes here."""
+        self.skip_ahead: Optional[Callable[[int], int]] = None
+        """The iteration to search after a completed depth, when not the next one
+        (Lazy SMP helpers keep ahead of the main search)."""
 
     def new_game(self) -> None:
         """Forget killers, history and counter moves (the controller clears the TT)."""
@@ -353,7 +362,7 @@ class Searcher:
                 self._report_lines(depth, lines, multipv, on_iteration)
             if self._should_stop_after(depth, params, best, len(legal)):
                 break
-            depth = self._next_depth(depth)
+            depth = depth + 1 if self.skip_ahead is None else self.skip_ahead(depth)
 
         score = best.score
         if score == -INFINITE:
@@ -373,10 +382,6 @@ class Searcher:
         self._control = SearchControl()
         self._node_limit = None
         return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
-
-    def _next_depth(self, depth: int) -> int:
-        """The iteration after ``depth`` (Lazy SMP helpers skip ahead of the main search)."""
-        return depth + 1
 
     def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The reply to ``move`` the TT expects, from the last searched root (or None)."""
@@ -559,6 +564,8 @@ class Searcher:
 
     def _poll(self) -> None:
         """Abort when stopped, past the hard deadline or over the node limit."""
+        if self.on_poll is not None:
+            self.on_poll(self.nodes)
         control = self._control
         if control.stop.is_set():
             raise SearchAbortedError

@@ -89,12 +89,15 @@ def _attach(name: str) -> shared_memory.SharedMemory:
     return shared_memory.SharedMemory(name=name)
 
 
-class _HelperSearcher(Searcher):
-    """A searcher that publishes its node count and results, obeys the shared stop
-    flag and keeps ahead of the main search."""
+class _Helper:
+    """A helper's searcher, hooked so that it publishes its node count and results,
+    obeys the shared stop flag and keeps ahead of the main search. (Hooks, not a
+    subclass: the compiled ``Searcher`` cannot be subclassed by interpreted code.)"""
 
     def __init__(self, tt: TranspositionTable, header: memoryview, index: int) -> None:
-        super().__init__(tt)
+        self.searcher = Searcher(tt)
+        self.searcher.on_poll = self._poll
+        self.searcher.skip_ahead = self._next_depth
         self._header = header
         self._slot = HELPER_WORD + WORDS_PER_HELPER * index
         self._lead = 1 + index % 2
@@ -111,9 +114,9 @@ class _HelperSearcher(Searcher):
                 info.depth, move_code(info.pv[0]), info.score
             )
 
-    def _poll(self) -> None:
+    def _poll(self, nodes: int) -> None:
         header = self._header
-        header[self._slot] = self.nodes
+        header[self._slot] = nodes
         if header[STOP_WORD]:
             raise SearchAbortedError
         self._polls += 1
@@ -128,7 +131,8 @@ def _helper_main(name: str, index: int, size_mb: int, connection: Connection) ->
     words = segment.buf.cast("Q")
     header = words[:HEADER_WORDS]
     table = TranspositionTable(size_mb, words=words[HEADER_WORDS:])
-    searcher = _HelperSearcher(table, header, index)
+    helper = _Helper(table, header, index)
+    searcher = helper.searcher
     parent = os.getppid()
     connection.send(("ready", index))
     try:
@@ -152,7 +156,7 @@ def _helper_main(name: str, index: int, size_mb: int, connection: Connection) ->
                     board,
                     SearchParams(max_depth=max_depth, start_depth=start_depth),
                     SearchControl(),
-                    searcher.publish,
+                    helper.publish,
                 )
                 nodes, depth = result.nodes, result.depth
             except Exception:
@@ -161,7 +165,10 @@ def _helper_main(name: str, index: int, size_mb: int, connection: Connection) ->
     except (EOFError, OSError):
         return
     finally:
-        del header, table, searcher
+        # The hooks are bound methods of the helper, a cycle that would keep the
+        # views of the segment alive past ``del``; the segment closes only without them.
+        searcher.on_poll = searcher.skip_ahead = None
+        del header, table, searcher, helper
         words.release()
         segment.close()
 

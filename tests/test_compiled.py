@@ -130,6 +130,19 @@ def test_uci_runs_with_a_stale_build(tmp_path: Path) -> None:
     assert "uciok" in result.stdout and "bestmove " in result.stdout
 
 
+def test_stats_runs_the_sources_of_a_current_build(tmp_path: Path) -> None:
+    """`cutoff stats` observes the search through subclasses, which compiled classes
+    refuse: with a build in place (current, so the guard leaves it loaded) it runs
+    the sources. The stand-in extensions would crash the import if it did not."""
+    pkg = _copy_package(tmp_path)
+    _fake_build(pkg)
+    result = _cutoff(tmp_path, "stats", "--depth", "1", "--minimax-depth", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "the search runs from its sources" in result.stderr
+    assert "out of date" not in result.stderr
+    assert json.loads(result.stdout)
+
+
 def test_status_and_remove(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     result = _cutoff(tmp_path, "compile", "--status")
@@ -173,6 +186,20 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert fast.returncode == 0, fast.stderr
     assert "Build: compiled by mypyc (8 modules)" in fast.stdout
     assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
+    # The tools built on the compiled classes: Lazy SMP's helpers (Threads 2) and
+    # `cutoff stats` (which runs the sources).
+    smp = subprocess.run(
+        [sys.executable, "-m", "engine"],
+        cwd=tmp_path,
+        input="uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 6\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert smp.returncode == 0 and "Traceback" not in smp.stderr, smp.stderr
+    assert "bestmove " in smp.stdout and "helper" not in smp.stdout, smp.stdout
+    stats = _cutoff(tmp_path, "stats", "--depth", "1", "--minimax-depth", "1")
+    assert stats.returncode == 0 and "Traceback" not in stats.stderr, stats.stderr
     with open(pkg / "see.py", "a") as handle:
         handle.write("# edited after the build\n")
     edited = _cutoff(tmp_path, "bench", "--depth", "5")
