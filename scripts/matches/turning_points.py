@@ -136,14 +136,15 @@ def add_game(report: Report, game: chess.pgn.Game) -> None:
         report.skipped += 1
         return
     names = {chess.WHITE: headers.get("White", "?"), chess.BLACK: headers.get("Black", "?")}
-    points = {"1-0": (1, 0), "0-1": (0, 1), "1/2-1/2": (2, 2)}[result]
-    outcome = {chess.WHITE: points[0], chess.BLACK: points[1]}  # 1 win, 0 loss, 2 draw
+    # Each side's result as an index into EngineRecord.conceded (win, draw, loss).
+    white_index, black_index = {"1-0": (0, 2), "0-1": (2, 0), "1/2-1/2": (1, 1)}[result]
+    result_index = {chess.WHITE: white_index, chess.BLACK: black_index}
     half = report.margin / 2
     for color in (chess.WHITE, chess.BLACK):
         record = report.engine(names[color])
         record.games += 1
         if any(score <= -half for _, score, _ in scored[not color]):
-            record.conceded[{1: 0, 2: 1, 0: 2}[outcome[color]]] += 1
+            record.conceded[result_index[color]] += 1
     if result == "1/2-1/2":
         return
     winner = chess.WHITE if result == "1-0" else chess.BLACK
