@@ -57,6 +57,18 @@ def _cutoff(cwd: Path, *args: str, timeout: float = 120) -> subprocess.Completed
     )
 
 
+def _uci(cwd: Path, commands: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A UCI session of the engine in ``cwd``: ``commands`` on its stdin."""
+    return subprocess.run(
+        [sys.executable, "-m", "engine"],
+        cwd=cwd,
+        input=commands,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def test_no_build_is_none(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     assert compiled.extension_files(str(pkg)) == []
@@ -118,14 +130,7 @@ def test_stale_build_runs_the_sources(tmp_path: Path) -> None:
 def test_uci_runs_with_a_stale_build(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     _fake_build(pkg, hashes={})
-    result = subprocess.run(
-        [sys.executable, "-m", "engine"],
-        cwd=tmp_path,
-        input="uci\nisready\nposition startpos\ngo depth 3\nquit\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _uci(tmp_path, "uci\nisready\nposition startpos\ngo depth 3\nquit\n")
     assert result.returncode == 0, result.stderr
     assert "uciok" in result.stdout and "bestmove " in result.stdout
 
@@ -188,14 +193,8 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
     # The tools built on the compiled classes: Lazy SMP's helpers (Threads 2) and
     # `cutoff stats` (which runs the sources).
-    smp = subprocess.run(
-        [sys.executable, "-m", "engine"],
-        cwd=tmp_path,
-        input="uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 6\nquit\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    threads = "uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 6\nquit\n"
+    smp = _uci(tmp_path, threads, timeout=120)
     assert smp.returncode == 0 and "Traceback" not in smp.stderr, smp.stderr
     assert "bestmove " in smp.stdout and "helper" not in smp.stdout, smp.stdout
     stats = _cutoff(tmp_path, "stats", "--depth", "1", "--minimax-depth", "1")

@@ -23,7 +23,6 @@ import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 import chess.pgn
@@ -32,6 +31,7 @@ from scripts.common import EXIT_FAILED, ToolParser
 
 from .errors import MatchError
 from .limits import TimeControl, parse_tc
+from .match_pgn import first_missing, games_of
 
 PROG = "clock_use"
 _TIME_RE = re.compile(r"(\d+(?:\.\d+)?)s\b")
@@ -134,10 +134,8 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
 def read_files(paths: Sequence[str]) -> ClockReport:
     """Every game of every file; a file that cannot be read raises ``OSError``."""
     report = ClockReport()
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            while (game := chess.pgn.read_game(handle)) is not None:
-                add_game(report, game)
+    for game in games_of(paths):
+        add_game(report, game)
     return report
 
 
@@ -170,10 +168,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("pgn", nargs="+", help="match PGN files (as cutoff-match writes them)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    for path in args.pgn:
-        if not Path(path).is_file():
-            print(f"{PROG}: error: {path}: no such file", file=sys.stderr)
-            return EXIT_FAILED
+    missing = first_missing(args.pgn)
+    if missing is not None:
+        print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
+        return EXIT_FAILED
     try:
         report = read_files(args.pgn)
     except OSError as err:

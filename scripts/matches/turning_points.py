@@ -30,13 +30,14 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 import chess
 import chess.pgn
 
 from scripts.common import EXIT_FAILED, ToolParser
+
+from .match_pgn import first_missing, games_of
 
 PROG = "turning_points"
 _SCORE_RE = re.compile(r"([+-])(?:M(\d+)|(\d+(?:\.\d+)?))/\d+")
@@ -178,10 +179,8 @@ def add_game(report: Report, game: chess.pgn.Game) -> None:
 def read_files(paths: Sequence[str], margin: float) -> Report:
     """Every game of every file; a file that cannot be read raises ``OSError``."""
     report = Report(margin)
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            while (game := chess.pgn.read_game(handle)) is not None:
-                add_game(report, game)
+    for game in games_of(paths):
+        add_game(report, game)
     return report
 
 
@@ -232,10 +231,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not args.margin > 0:
         parser.error(f"--margin must be positive, not {args.margin}")
-    for path in args.pgn:
-        if not Path(path).is_file():
-            print(f"{PROG}: error: {path}: no such file", file=sys.stderr)
-            return EXIT_FAILED
+    missing = first_missing(args.pgn)
+    if missing is not None:
+        print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
+        return EXIT_FAILED
     try:
         report = read_files(args.pgn, args.margin)
     except OSError as err:

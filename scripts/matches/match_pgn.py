@@ -1,0 +1,28 @@
+"""Reading the match PGNs that the post-match tools (``clock_use``, ``turning_points``)
+analyse.
+
+Responsible for what those tools share: every game of every file in order, and the
+check that each file named exists before any is read (so that a typo is one line,
+not a half-finished report). It must not interpret the games: each tool does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Optional
+
+import chess.pgn
+
+
+def first_missing(paths: Sequence[str]) -> Optional[str]:
+    """The first of ``paths`` that is not a file, or None when all are."""
+    return next((path for path in paths if not Path(path).is_file()), None)
+
+
+def games_of(paths: Sequence[str]) -> Iterator[chess.pgn.Game]:
+    """Every game of every file, in order; a file that cannot be read raises ``OSError``."""
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                yield game
