@@ -23,8 +23,9 @@ The full search is observed from outside (``_ObservedTable``, ``_ObservedPositio
 stand in for its TT and position), so the engine pays nothing when nobody
 measures. Interpreted code cannot subclass compiled classes, so with a compiled
 build (``cutoff compile``) ``cutoff stats`` loads the search from its sources
-(engine.cli asks ``engine.compiled.use_sources`` before importing this module). Output: a markdown report, a dict for JSON, and a log-scale plot
-(matplotlib, the ``plot`` extra). This module must not print: engine.cli does.
+(engine.cli asks ``engine.compiled.use_sources`` before importing this module).
+Output: a markdown report, a dict for JSON, and a log-scale plot (matplotlib, the
+``plot`` extra). This module must not print: engine.cli does.
 """
 
 from __future__ import annotations
