@@ -1,4 +1,5 @@
-"""engine.attacks answers exactly as python-chess's is_check and was_into_check."""
+"""engine.attacks answers exactly as python-chess's is_check, was_into_check and
+gives_check."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 import chess
 import pytest
 
-from engine.attacks import king_attacked
+from engine.attacks import checking_squares, gives_check, king_attacked
 
 STARTS = [
     chess.STARTING_FEN,
@@ -71,3 +72,43 @@ def test_each_kind_of_attacker(fen: str, white_attacked: bool, black_attacked: b
     board = chess.Board(fen)
     assert king_attacked(board, chess.WHITE) is white_attacked
     assert king_attacked(board, chess.BLACK) is black_attacked
+
+
+def test_gives_check_as_python_chess_for_every_move_it_answers() -> None:
+    """Every pseudo-legal move but castling, promotions and en passant, of both sides'
+    positions along random games: direct, discovered and double checks, and moves
+    that are illegal (a pinned piece, a king next to the other)."""
+    asked = checks = discovered = 0
+    for board in _positions(seed=11, games=120):
+        if board.was_into_check():
+            continue  # the side that moved left its king attacked: not a position
+        squares = checking_squares(board)
+        for move in board.generate_pseudo_legal_moves():
+            if move.promotion or board.is_castling(move) or board.is_en_passant(move):
+                continue
+            expected = board.gives_check(move)
+            assert gives_check(board, move, squares) is expected, (board.fen(), move)
+            asked += 1
+            checks += expected
+            if expected and squares[0] & chess.BB_SQUARES[move.from_square]:
+                discovered += 1
+    assert asked > 50_000 and checks > 1_000 and discovered > 20
+
+
+@pytest.mark.parametrize(
+    ("fen", "uci", "checks"),
+    [
+        ("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", "a1a8", True),  # rook, along the rank
+        ("4k3/8/8/8/8/8/4N3/4R1K1 w - - 0 1", "e2c3", True),  # discovered by a knight
+        ("4k3/8/8/8/8/4P3/8/4R1K1 w - - 0 1", "e3e4", False),  # a blocker stays in line
+        ("4k3/8/8/8/8/8/4B3/4R1K1 w - - 0 1", "e2b5", True),  # double check
+        ("4k3/8/3P4/8/8/8/8/4K3 w - - 0 1", "d6d7", True),  # pawn
+        ("4k3/8/8/8/8/8/8/4K3 w - - 0 1", "e1e2", False),
+        ("8/8/8/8/8/8/8/R3K3 w - - 0 1", "a1a8", False),  # no black king
+    ],
+)
+def test_gives_check_cases(fen: str, uci: str, checks: bool) -> None:
+    board = chess.Board(fen)
+    move = chess.Move.from_uci(uci)
+    assert gives_check(board, move, checking_squares(board)) is checks
+    assert board.gives_check(move) is checks or not board.king(chess.BLACK)
