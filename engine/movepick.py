@@ -38,6 +38,7 @@ from typing import Final
 
 import chess
 
+from engine.attacks import checking_squares
 from engine.see import SEE_VALUES, see_ge
 
 _BB_SQUARES: Final = chess.BB_SQUARES
@@ -307,28 +308,20 @@ def pseudo_legal_captures(board: chess.Board) -> list[chess.Move]:
 
 def quiet_checks(board: chess.Board) -> list[chess.Move]:
     """Quiet moves of knights, bishops, rooks and queens that check the enemy king
-    directly (no pawn moves, discovered checks or castling), pseudo-legal.
-
-    A piece checks from the squares it would attack the king from, given today's
-    occupancy: the line from such a square to the king is empty and stays so.
+    directly (no pawn moves, discovered checks or castling), pseudo-legal: those
+    that move to ``attacks.checking_squares``.
     """
-    us = board.turn
-    ours = board.occupied_co[us]
-    king = board.kings & board.occupied_co[not us]
     moves: list[chess.Move] = []
-    if not king:
+    if not board.kings & board.occupied_co[not board.turn]:
         return moves
-    king_sq = king.bit_length() - 1
-    occupied = board.occupied
-    empty = _BB_ALL ^ occupied
+    squares = checking_squares(board)
+    ours = board.occupied_co[board.turn]
+    empty = _BB_ALL ^ board.occupied
     knights = board.knights & ours
-    diagonal = _DIAG_ATTACKS[king_sq][_DIAG_MASKS[king_sq] & occupied] & empty
-    straight = (
-        _RANK_ATTACKS[king_sq][_RANK_MASKS[king_sq] & occupied]
-        | _FILE_ATTACKS[king_sq][_FILE_MASKS[king_sq] & occupied]
-    ) & empty
+    diagonal = squares[chess.BISHOP] & empty
+    straight = squares[chess.ROOK] & empty
     if knights:
-        _piece_moves(board, knights, _KNIGHT_ATTACKS[king_sq] & empty, moves)
+        _piece_moves(board, knights, squares[chess.KNIGHT] & empty, moves)
     if diagonal:
         _piece_moves(board, (board.bishops | board.queens) & ours, diagonal, moves)
     if straight:
