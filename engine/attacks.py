@@ -85,7 +85,7 @@ _NO_CHECKS: Final[CheckSquares] = (0, 0, 0, 0, 0, 0, 0, 0)
 
 
 def checking_squares(board: chess.Board) -> CheckSquares:
-    """Where the side to move checks the enemy king from, in today's occupancy.
+    """Where the side to move checks the enemy king from, in the current occupancy.
 
     A slider checks from a square whose line to the king is empty. The moving
     piece cannot itself be on that line: it would be checking already, which the
