@@ -312,9 +312,7 @@ def quiet_checks(board: chess.Board) -> list[chess.Move]:
     that move to ``attacks.checking_squares``.
     """
     moves: list[chess.Move] = []
-    if not board.kings & board.occupied_co[not board.turn]:
-        return moves
-    squares = checking_squares(board)
+    squares = checking_squares(board)  # all empty without an enemy king
     ours = board.occupied_co[board.turn]
     empty = _BB_ALL ^ board.occupied
     knights = board.knights & ours
