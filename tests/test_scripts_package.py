@@ -82,3 +82,14 @@ def test_no_module_changes_sys_path() -> None:
         if re.search(r"sys\.path\.(insert|append)", path.read_text())
     ]
     assert offenders == []
+
+
+def test_no_module_imports_scripts_by_its_checkout_name() -> None:
+    # Installed, the package is cutoff_scripts: "from scripts.x import" fails there
+    # (two post-match tools and the pooling tool once did), a relative import works.
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in SCRIPTS.rglob("*.py")
+        if re.search(r"^\s*(from|import) scripts[.\s]", path.read_text(), re.MULTILINE)
+    ]
+    assert offenders == []

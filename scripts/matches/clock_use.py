@@ -27,8 +27,7 @@ from typing import Any, Optional
 
 import chess.pgn
 
-from scripts.common import EXIT_FAILED, ToolParser
-
+from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
 from .limits import TimeControl, parse_tc
 from .match_pgn import first_missing, games_of

@@ -35,8 +35,7 @@ from typing import Any, Optional
 import chess
 import chess.pgn
 
-from scripts.common import EXIT_FAILED, ToolParser
-
+from ..common import EXIT_FAILED, ToolParser
 from .match_pgn import first_missing, games_of
 
 PROG = "turning_points"
