@@ -33,7 +33,7 @@ def write_pairs(path: Path, results: list[tuple[str, str]], paired_rounds: bool 
     """One pair per entry: (game 1's result with A White, game 2's with B White)."""
     text = []
     for k, (first, second) in enumerate(results, 1):
-        one, two = (f"{k}.1", f"{k}.2") if paired_rounds else (str(2 * k - 1), str(2 * k))
+        one, two = (f"{k}.1", f"{k}.2") if paired_rounds else (str(k), str(k))
         text.append(game_text("A", "B", first, one))
         text.append(game_text("B", "A", second, two))
     path.write_text("".join(text), encoding="utf-8")
@@ -98,7 +98,7 @@ def test_the_other_engine_sees_the_mirror_and_the_table_names_every_file(
     assert text.count("one.pgn") == 2 and "pooled" in text and "LLR" in text
 
 
-def test_cutechess_game_numbers_pair_like_rounds(tmp_path: Path) -> None:
+def test_a_shared_round_number_pairs_like_k1_and_k2(tmp_path: Path) -> None:
     numbered = tmp_path / "cutechess.pgn"
     write_pairs(numbered, FIRST, paired_rounds=False)
     assert report(str(numbered))["pooled"]["pentanomial"] == [1, 0, 2, 1, 1]

@@ -9,9 +9,10 @@ WW]``, Elo with its 95 % interval (pentanomial when there are pairs), LOS and th
 SPRT's log-likelihood ratio; as a table, as JSON, or as a plot of each file's Elo
 beside the pooled one.
 
-Pairs: ``Round "k.1"`` and ``"k.2"`` as ``cutoff-match`` writes them, or the game
-numbers ``2k-1`` and ``2k`` that cutechess-cli writes with ``-repeat -games 2``.
-Pairs are formed within a file, never across files (each file numbers its own).
+Pairs: ``Round "k.1"`` and ``"k.2"`` as ``cutoff-match`` writes them (cutechess-cli's
+round.game tags with ``-games 2 -repeat`` have the same form), or two games sharing
+``Round "k"`` (older cutechess-cli versions). Pairs are formed within a file, never across files
+(each file numbers its own).
 
 Usage: ``cutoff-pool MATCH.pgn [MORE.pgn ...] [--engine NAME] [--sprt ELO0 ELO1]
 [--json] [--plot FILE]`` (also ``python -m scripts.matches.pool``).
@@ -114,14 +115,14 @@ class FileResult:
 
 
 def _pair_key(round_tag: str) -> Optional[tuple[int, int]]:
-    """(pair number, game 1 or 2) from a Round tag, or None when it names no pair."""
+    """(pair number, game 1 or 2, or 0 when the tag does not say) from a Round tag, or
+    None when it names no pair."""
     found = _ROUND_PAIRED.match(round_tag)
     if found:
         return int(found.group(1)), int(found.group(2))
     found = _ROUND_NUMBER.match(round_tag)
-    if found and int(found.group(1)) > 0:
-        number = int(found.group(1))
-        return (number + 1) // 2, 2 - number % 2
+    if found:
+        return int(found.group(1)), 0
     return None
 
 
@@ -162,14 +163,14 @@ def count_file(path: str, engine: str) -> FileResult:
         if key is None:
             problems.append(
                 f"{where}: round {game.tags.get('Round', '')!r} names no pair "
-                "(k.1 / k.2, or a game number); counted, not paired"
+                "(k.1 / k.2, or k); counted, not paired"
             )
             continue
         pair, half = key
         other = halves.pop(pair, None)
         if other is None:
             halves[pair] = (half, score, has_white, game.line)
-        elif other[0] == half or other[2] == has_white:
+        elif (half and other[0] == half) or other[2] == has_white:
             problems.append(
                 f"{where}: round {game.tags['Round']!r} does not complete the pair of "
                 f"line {other[3]} (the same game number, or {engine} has the same "
