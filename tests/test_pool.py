@@ -165,3 +165,14 @@ def test_plot_draws_each_file_and_the_pool(tmp_path: Path) -> None:
     proc = run(str(one), str(two), "--plot", str(picture))
     assert proc.returncode == 0, proc.stderr
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_many_problems_in_one_file_are_cut_short(tmp_path: Path) -> None:
+    pgn = tmp_path / "bad.pgn"
+    good = game_text("A", "B", "1-0", "1.1")
+    pgn.write_text(good + "".join(game_text("A", "B", "?", f"{k}.1") for k in range(2, 14)))
+    proc = run(str(pgn))
+    assert proc.returncode == 0, proc.stderr
+    errors = proc.stderr.splitlines()
+    assert len(errors) == 11
+    assert errors[-1] == f"cutoff-pool: {pgn}: 2 more problems like these"
