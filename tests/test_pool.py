@@ -176,3 +176,9 @@ def test_many_problems_in_one_file_are_cut_short(tmp_path: Path) -> None:
     errors = proc.stderr.splitlines()
     assert len(errors) == 11
     assert errors[-1] == f"cutoff-pool: {pgn}: 2 more problems like these"
+
+
+def test_help_answers() -> None:
+    proc = run("--help")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("usage: cutoff-pool") and "95 % interval" in proc.stdout

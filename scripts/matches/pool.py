@@ -107,13 +107,6 @@ class Count:
         self.opponents |= other.opponents
 
 
-@dataclass
-class FileResult:
-    path: str
-    count: Count
-    problems: list[str]
-
-
 def _pair_key(round_tag: str) -> Optional[tuple[int, int]]:
     """(pair number, game 1 or 2, or 0 when the tag does not say) from a Round tag, or
     None when it names no pair."""
@@ -126,8 +119,8 @@ def _pair_key(round_tag: str) -> Optional[tuple[int, int]]:
     return None
 
 
-def count_file(path: str, engine: str) -> FileResult:
-    """The games of one file from ``engine``'s point of view; unusable games are listed."""
+def count_file(path: str, engine: str) -> tuple[Count, list[str]]:
+    """The counts of one file from ``engine``'s point of view, and its problem lines."""
     count = Count()
     problems: list[str] = []
     # pair number -> (game 1 or 2, engine's score, engine had White, line)
@@ -185,7 +178,7 @@ def count_file(path: str, engine: str) -> FileResult:
     if len(problems) > MAX_PROBLEMS_PER_FILE:
         more = len(problems) - MAX_PROBLEMS_PER_FILE
         problems[MAX_PROBLEMS_PER_FILE:] = [f"{path}: {more} more problems like these"]
-    return FileResult(path, count, problems)
+    return count, problems
 
 
 def first_engine(path: str) -> Optional[str]:
@@ -246,13 +239,13 @@ def pool(
     problems: list[str] = []
     for path in paths:
         try:
-            result = count_file(path, engine)
+            count, found = count_file(path, engine)
         except OSError as err:
             problems.append(f"{path}: {err.strerror or err}")
             continue
-        problems.extend(result.problems)
-        total.add(result.count)
-        files.append({"file": path, **summary(result.count, sprt, alpha)})
+        problems.extend(found)
+        total.add(count)
+        files.append({"file": path, **summary(count, sprt, alpha)})
     report = {
         "engine": engine,
         "files": files,
@@ -341,7 +334,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = ToolParser(
         prog=PROG,
         description="Several match PGNs of one engine as one match: W/D/L, pentanomial "
-        "pairs, Elo with its 95 %% interval, LOS and the SPRT's LLR, per file and pooled.",
+        "pairs, Elo with its 95 % interval, LOS and the SPRT's LLR, per file and pooled.",
     )
     parser.add_argument("pgn", nargs="+", help="match PGN files (cutoff-match, cutechess-cli)")
     parser.add_argument(
