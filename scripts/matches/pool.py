@@ -11,8 +11,8 @@ beside the pooled one.
 
 Pairs: ``Round "k.1"`` and ``"k.2"`` as ``cutoff-match`` writes them (cutechess-cli's
 round.game tags with ``-games 2 -repeat`` have the same form), or two games sharing
-``Round "k"`` (older cutechess-cli versions). Pairs are formed within a file, never across files
-(each file numbers its own).
+``Round "k"`` (older cutechess-cli versions). Pairs are formed within a file, never
+across files (each file numbers its own).
 
 Usage: ``cutoff-pool MATCH.pgn [MORE.pgn ...] [--engine NAME] [--sprt ELO0 ELO1]
 [--json] [--plot FILE]`` (also ``python -m scripts.matches.pool``).
