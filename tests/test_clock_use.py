@@ -21,8 +21,15 @@ from tests.conftest import REPO
 TOOL = [sys.executable, "-m", "scripts.matches.clock_use"]
 
 
-def write_game(path: Path, white_s: list[float], black_s: list[float], tc: str = "10+0.1") -> None:
-    """Append a game of alternating knight moves with the given move times."""
+def write_game(
+    path: Path,
+    white_s: list[float],
+    black_s: list[float],
+    tc: str = "10+0.1",
+    depths: list[int] | None = None,
+) -> None:
+    """Append a game of alternating knight moves with the given move times (and depths
+    per ply; 5 when not given)."""
     game = chess.pgn.Game()
     game.headers["White"] = "A"
     game.headers["Black"] = "B"
@@ -32,7 +39,8 @@ def write_game(path: Path, white_s: list[float], black_s: list[float], tc: str =
     times = [t for pair in zip(white_s, black_s) for t in pair]
     for ply, seconds in enumerate(times):
         move = chess.Move.from_uci(shuffle[ply % 4])
-        node = node.add_variation(move, comment=f"+0.10/5 {seconds:.3f}s")
+        depth = 5 if depths is None else depths[ply]
+        node = node.add_variation(move, comment=f"+0.10/{depth} {seconds:.3f}s")
     with path.open("a", encoding="utf-8") as handle:
         print(game, file=handle, end="\n\n")
 
@@ -67,6 +75,27 @@ def test_clocks_are_replayed_with_the_increment(tmp_path: Path) -> None:
     assert table.returncode == 0
     assert "2 games, 0 skipped" in table.stdout
     assert "38 %" in table.stdout  # A's median share of the base left
+
+
+def test_phases_give_the_median_depth_and_seconds_by_the_position_before_the_move(
+    tmp_path: Path,
+) -> None:
+    pgn = tmp_path / "m.pgn"
+    # 20 moves each; moves 1-16 are the opening (0-15 moves played before them), 17-20
+    # the middlegame (all pieces still on the board). A spends 0.4 s at depth 6 in the
+    # opening, 0.2 s at depth 4 after it; B always 0.1 s at depth 9.
+    white = [0.4] * 16 + [0.2] * 4
+    depths = [d for move in range(20) for d in ((6 if move < 16 else 4), 9)]
+    write_game(pgn, white, [0.1] * 20, depths=depths)
+    a = engines(run(str(pgn), "--json", "--phases"))["A"]
+    assert a["phases"] == [
+        {"phase": "opening", "moves": 16, "depth_median": 6, "seconds_median": 0.4},
+        {"phase": "middlegame", "moves": 4, "depth_median": 4, "seconds_median": 0.2},
+    ]
+    assert "phases" not in engines(run(str(pgn), "--json"))["A"]
+    table = run(str(pgn), "--phases").stdout.splitlines()
+    assert any(line.split() == ["A", "middlegame", "4", "4", "0.200"] for line in table), table
+    assert any(line.split() == ["B", "opening", "16", "9", "0.100"] for line in table), table
 
 
 def test_a_repeating_control_refills_the_clock_and_overruns_are_clamped(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ and summing up, per engine: the share of the base time left when the game ended,
 the time spent per move, and the lowest clock an engine was left with before a
 move (how close it came to the flag). An engine that ends its games with much of
 its clock unused may gain from spending it; one whose lowest clock is tiny risks
-losses on time.
+losses on time. ``--phases`` adds, per engine and game phase (the phases of
+``turning_points``, by the position before the move), the median depth reached and
+seconds spent per move: where the time goes against where games are decided.
 
-Usage: ``python -m scripts.matches.clock_use MATCH.pgn [MORE.pgn ...] [--json]``.
+Usage: ``python -m scripts.matches.clock_use MATCH.pgn [MORE.pgn ...] [--phases] [--json]``.
 
 It must not play games or judge results (the runner and ``tally`` do); games
 without a clock (``movetime``, depth or node limits) or without move times are
@@ -31,9 +33,11 @@ from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
 from .limits import TimeControl, parse_tc
 from .match_pgn import first_missing, games_of
+from .turning_points import PHASES, phase_of
 
 PROG = "clock_use"
 _TIME_RE = re.compile(r"(\d+(?:\.\d+)?)s\b")
+_DEPTH_RE = re.compile(r"[+-](?:M\d+|\d+(?:\.\d+)?)/(\d+)")
 
 
 @dataclass
@@ -48,6 +52,28 @@ class EngineClock:
     """The lowest clock the engine was given before a move."""
     moves: list[int] = field(default_factory=list)
     """Per game: the moves it made."""
+    phase_seconds: dict[str, list[float]] = field(default_factory=dict)
+    """Per phase of the position before the move: the seconds of each move."""
+    phase_depths: dict[str, list[int]] = field(default_factory=dict)
+    """Per phase: the depth of each move whose comment gives one."""
+
+    def phases(self) -> list[dict[str, Any]]:
+        """Per phase with moves: the move count and the median depth and seconds."""
+        rows = []
+        for phase in PHASES:
+            seconds = self.phase_seconds.get(phase, [])
+            if not seconds:
+                continue
+            depths = self.phase_depths.get(phase, [])
+            rows.append(
+                {
+                    "phase": phase,
+                    "moves": len(seconds),
+                    "depth_median": statistics.median(depths) if depths else None,
+                    "seconds_median": round(statistics.median(seconds), 3),
+                }
+            )
+        return rows
 
     def summary(self) -> dict[str, Any]:
         def quartiles(values: list[float]) -> list[float]:
@@ -99,15 +125,20 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
     headers = game.headers
     controls = {color: _control(headers, color) for color in (chess.WHITE, chess.BLACK)}
     board = game.board()
+    start_move = board.fullmove_number
     spent: dict[chess.Color, list[float]] = {chess.WHITE: [], chess.BLACK: []}
-    turn = board.turn
+    phased: dict[chess.Color, list[tuple[str, Optional[int]]]] = {chess.WHITE: [], chess.BLACK: []}
     for node in game.mainline():
         found = _TIME_RE.findall(node.comment)
         if not found:
             report.skipped += 1
             return
+        turn = board.turn
         spent[turn].append(float(found[-1]))
-        turn = not turn
+        depth_found = _DEPTH_RE.search(node.comment)
+        phase = phase_of(board, board.fullmove_number - start_move)
+        phased[turn].append((phase, None if depth_found is None else int(depth_found.group(1))))
+        board.push(node.move)
     if any(control is None for control in controls.values()) or not any(spent.values()):
         report.skipped += 1
         return
@@ -126,6 +157,10 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
         record.left_share.append(clock / control.base_s)
         record.move_seconds.extend(spent[color])
         record.moves.append(len(spent[color]))
+        for (phase, depth), seconds in zip(phased[color], spent[color]):
+            record.phase_seconds.setdefault(phase, []).append(seconds)
+            if depth is not None:
+                record.phase_depths.setdefault(phase, []).append(depth)
         if record.lowest_s is None or lowest < record.lowest_s:
             record.lowest_s = lowest
 
@@ -158,6 +193,22 @@ def format_report(report: ClockReport) -> str:
     return "\n".join(lines)
 
 
+def format_phases(report: ClockReport) -> str:
+    """The per-engine, per-phase table of depth and seconds per move as text."""
+    lines = [
+        "per phase of the position before the move: moves, median depth, median seconds",
+        f"{'engine':<24} {'phase':<16} {'moves':>6} {'depth':>6} {'seconds':>8}",
+    ]
+    for record in report.engines.values():
+        for row in record.phases():
+            depth = "-" if row["depth_median"] is None else f"{row['depth_median']:g}"
+            lines.append(
+                f"{record.name:<24} {row['phase']:<16} {row['moves']:>6} {depth:>6}"
+                f" {row['seconds_median']:>8.3f}"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = ToolParser(
         prog=PROG,
@@ -165,6 +216,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "time left at the end of each game, seconds per move, the lowest clock.",
     )
     parser.add_argument("pgn", nargs="+", help="match PGN files (as cutoff-match writes them)")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="also the median depth and seconds per move by game phase",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     missing = first_missing(args.pgn)
@@ -180,11 +236,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out = {
             "games": report.games,
             "skipped": report.skipped,
-            "engines": [r.summary() for r in report.engines.values()],
+            "engines": [
+                {**r.summary(), "phases": r.phases()} if args.phases else r.summary()
+                for r in report.engines.values()
+            ],
         }
         print(json.dumps(out, indent=2))
     else:
         print(format_report(report))
+        if args.phases:
+            print()
+            print(format_phases(report))
     return 0
 
 
