@@ -275,7 +275,11 @@ class Controller:
             root_moves=self._root_moves(root, limits.searchmoves),
         )
         budget = timeman.plan(
-            limits, root.turn, self.options.get_int(MOVE_OVERHEAD), self.options.get_bool(PONDER)
+            limits,
+            root.turn,
+            self.options.get_int(MOVE_OVERHEAD),
+            self.options.get_bool(PONDER),
+            root.fullmove_number,
         )
         if budget.panic:
             params.max_depth = 1
@@ -365,6 +369,7 @@ class Controller:
                 job.root.turn,
                 self.options.get_int(MOVE_OVERHEAD),
                 self.options.get_bool(PONDER),
+                job.root.fullmove_number,
             )
             job.deadlines.restart(budget, received_at)
             job.control.hard_deadline = job.deadlines.hard

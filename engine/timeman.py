@@ -16,6 +16,10 @@ Times in budgets are milliseconds relative to the moment ``go`` was read (or
   to panic mode (depth 1, answer at once).
 * sudden death assumes 40 moves to go, 20 with an increment (which refills the
   clock, so it can be spent faster); ``movestogo`` replaces that horizon.
+* sudden death also shifts time from the opening to the middlegame: the
+  optimum is scaled from ``OPENING_SHARE`` at move 1 up to ``MIDDLEGAME_SHARE``
+  at move ``1 + SHARE_RAMP_MOVES``. Without it, Cutoff spent half its clock by
+  move 15 and searched a ply less in the middlegame, where games are decided.
 * pondering spends a little more per move, since the ponder search often
   saves the whole move.
 
@@ -58,6 +62,12 @@ OVERHEAD_RESERVE_SHARE = 0.5
 """At most this share of the clock is set aside for the overheads of future moves."""
 HARD_TO_OPTIMUM_RATIO = 5.0
 """The hard limit may be up to this multiple of the optimum (when the caps allow)."""
+OPENING_SHARE = 0.6
+MIDDLEGAME_SHARE = 1.25
+SHARE_RAMP_MOVES = 28
+"""Sudden death: the optimum's scale rises linearly from ``OPENING_SHARE`` at move 1
+to ``MIDDLEGAME_SHARE`` at move 29 and stays there (the clock's own shrinking then
+lowers the time per move)."""
 PONDER_BONUS = 1.25
 """Pondering saves time on average, so spend a little more per move."""
 
@@ -97,8 +107,19 @@ class TimeBudget:
 UNLIMITED = TimeBudget(None, None, panic=False, scalable=False)
 
 
+def move_share(move_number: int) -> float:
+    """The sudden-death optimum's scale at this move of the game (see the module doc)."""
+    progress = min(1.0, max(0, move_number - 1) / SHARE_RAMP_MOVES)
+    return OPENING_SHARE + (MIDDLEGAME_SHARE - OPENING_SHARE) * progress
+
+
 def _clock_budget(
-    time_ms: int, inc_ms: int, movestogo: Optional[int], overhead_ms: int, ponder: bool
+    time_ms: int,
+    inc_ms: int,
+    movestogo: Optional[int],
+    overhead_ms: int,
+    ponder: bool,
+    move_number: int,
 ) -> TimeBudget:
     """The budget of a running game clock (panic mode when it is nearly gone)."""
     time_ms = max(0, time_ms)
@@ -123,7 +144,7 @@ def _clock_budget(
         ratio = min(HARD_TO_OPTIMUM_RATIO, HARD_RATIO_BASE + HARD_RATIO_PER_MOVE * horizon)
         hard_cap = (MOVESTOGO_LAST_HARD_CAP if horizon == 1 else MOVESTOGO_HARD_CAP) * avail
     else:
-        optimum = min(pool / horizon, SUDDEN_DEATH_SOFT_CAP * avail)
+        optimum = min(pool / horizon * move_share(move_number), SUDDEN_DEATH_SOFT_CAP * avail)
         hard_cap = SUDDEN_DEATH_HARD_CAP * avail
     if ponder:
         optimum *= PONDER_BONUS
@@ -145,9 +166,16 @@ def _movetime_budget(movetime_ms: int, overhead_ms: int) -> TimeBudget:
 
 
 def plan(
-    limits: SearchLimits, white_to_move: bool, overhead_ms: int, ponder_enabled: bool = False
+    limits: SearchLimits,
+    white_to_move: bool,
+    overhead_ms: int,
+    ponder_enabled: bool = False,
+    move_number: int = 1,
 ) -> TimeBudget:
     """Budget for a search; UNLIMITED for infinite, ponder and clockless searches.
+
+    ``move_number`` is the game's full-move number (the FEN's), which spreads a
+    sudden-death clock over the game.
 
     For ``go ponder`` the controller calls this again at ``ponderhit`` with
     ``limits.ponder`` cleared, measuring from that moment.
@@ -165,6 +193,7 @@ def plan(
                 limits.movestogo,
                 overhead_ms,
                 ponder_enabled,
+                move_number,
             )
         )
     if limits.movetime_ms is not None:

@@ -8,8 +8,12 @@ from engine.limits import parse_go
 from engine.timeman import (
     DEFAULT_HORIZON_MOVES,
     INCREMENT_HORIZON_MOVES,
+    MIDDLEGAME_SHARE,
+    OPENING_SHARE,
+    SHARE_RAMP_MOVES,
     StabilityTracker,
     TimeBudget,
+    move_share,
     plan,
     scaled_soft_ms,
 )
@@ -17,8 +21,8 @@ from engine.timeman import (
 OVERHEAD = 50
 
 
-def budget(line: str, white: bool = True, ponder: bool = False) -> TimeBudget:
-    return plan(parse_go(line.split())[0], white, OVERHEAD, ponder)
+def budget(line: str, white: bool = True, ponder: bool = False, move: int = 1) -> TimeBudget:
+    return plan(parse_go(line.split())[0], white, OVERHEAD, ponder, move)
 
 
 @pytest.mark.parametrize(
@@ -38,7 +42,8 @@ def test_tiny_clock_fastchess_compliance() -> None:
 def test_sudden_death_shape() -> None:
     b = budget("wtime 60000 btime 60000")
     assert b.soft_ms is not None and b.hard_ms is not None
-    assert 1000 < b.soft_ms < 2000  # about 1/40 of the clock
+    # 1/40 of the clock less the overheads, at the opening's share.
+    assert b.soft_ms == pytest.approx((60000 - 42 * OVERHEAD) / 40 * OPENING_SHARE)
     assert b.hard_ms <= 0.5 * (60000 - OVERHEAD)
     assert b.hard_ms == pytest.approx(5 * b.soft_ms)
     assert b.scalable and not b.panic
@@ -49,9 +54,23 @@ def test_an_increment_shortens_the_horizon() -> None:
     b = budget("wtime 10000 btime 10000 winc 100 binc 100")
     horizon = INCREMENT_HORIZON_MOVES
     pool = 10000 + (horizon - 1) * 100 - (horizon + 2) * OVERHEAD
-    assert b.soft_ms == pytest.approx(pool / horizon)
-    no_increment = budget("wtime 10000 btime 10000")
-    assert no_increment.soft_ms == pytest.approx((10000 - (DEFAULT_HORIZON_MOVES + 2) * 50) / 40)
+    assert b.soft_ms == pytest.approx(pool / horizon * OPENING_SHARE)
+    no_increment = budget("wtime 10000 btime 10000", move=40)
+    expected = (10000 - (DEFAULT_HORIZON_MOVES + 2) * 50) / 40 * MIDDLEGAME_SHARE
+    assert no_increment.soft_ms == pytest.approx(expected)
+
+
+def test_time_moves_from_the_opening_to_the_middlegame() -> None:
+    assert move_share(1) == OPENING_SHARE
+    assert move_share(1 + SHARE_RAMP_MOVES) == move_share(200) == MIDDLEGAME_SHARE
+    shares = [move_share(n) for n in range(0, 2 + SHARE_RAMP_MOVES)]
+    assert shares == sorted(shares) and shares[0] == OPENING_SHARE  # move 0 from a bad FEN
+    line = "wtime 10000 btime 10000 winc 100 binc 100"
+    opening, middlegame = budget(line, move=1), budget(line, move=25)
+    assert opening.soft_ms is not None and middlegame.soft_ms is not None
+    assert middlegame.soft_ms > 1.5 * opening.soft_ms
+    # movestogo divides a known pool: no shift.
+    assert budget("wtime 10000 movestogo 10", move=1) == budget("wtime 10000 movestogo 10", move=30)
 
 
 @pytest.mark.parametrize(("clock", "inc"), [(10000, 100), (180000, 2000), (60000, 1000)])
@@ -59,8 +78,8 @@ def test_long_games_with_an_increment_keep_a_clock(clock: int, inc: int) -> None
     # 300 moves, each spending twice the optimum (the stability scale's most) and the
     # full overhead on top: the increment keeps the clock above zero.
     remaining = clock
-    for _ in range(300):
-        b = budget(f"wtime {remaining} btime {remaining} winc {inc} binc {inc}")
+    for move in range(1, 301):
+        b = budget(f"wtime {remaining} btime {remaining} winc {inc} binc {inc}", move=move)
         assert b.soft_ms is not None and b.hard_ms is not None
         spent = b.hard_ms if b.panic else min(b.hard_ms, 2 * b.soft_ms)
         remaining = int(remaining - spent - OVERHEAD + inc)

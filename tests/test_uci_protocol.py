@@ -197,6 +197,23 @@ def test_whitespace_and_crlf(engine: Engine) -> None:
     assert legal_in(board.fen(), bestmove_of(best))
 
 
+QUEENS_GAMBIT_FEN = "rn1qkbnr/ppp2ppp/4p3/3p4/3P2b1/5N2/PPP1PPPP/RNBQKB1R w KQkq -"
+
+
+def test_clock_budget_grows_from_the_opening_to_the_middlegame(engine: Engine) -> None:
+    """The same clock buys more time at move 30 than at move 1 (the FEN's move number)."""
+    engine.send("debug on")
+    soft = []
+    for move_number in (1, 30):
+        engine.send(f"position fen {QUEENS_GAMBIT_FEN} 0 {move_number}")
+        lines, _, _ = engine.search("go wtime 10000 btime 10000 winc 100 binc 100")
+        budget = [line.split() for line in lines if "time budget soft" in line]
+        assert budget, lines
+        soft.append(float(budget[0][budget[0].index("soft") + 1]))
+    engine.send("debug off")
+    assert soft[1] > 1.5 * soft[0], soft
+
+
 def test_setoption_forms(engine: Engine) -> None:
     """spaces in names, case-insensitive, buttons, unknown, bad values."""
     engine.send("debug on")
