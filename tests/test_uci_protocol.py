@@ -197,7 +197,8 @@ def test_whitespace_and_crlf(engine: Engine) -> None:
     assert legal_in(board.fen(), bestmove_of(best))
 
 
-QUEENS_GAMBIT_FEN = "rn1qkbnr/ppp2ppp/4p3/3p4/3P2b1/5N2/PPP1PPPP/RNBQKB1R w KQkq -"
+# A quiet queen's-pawn opening position, without move counters (the test adds them).
+OPENING_FEN = "rn1qkbnr/ppp2ppp/4p3/3p4/3P2b1/5N2/PPP1PPPP/RNBQKB1R w KQkq -"
 
 
 def test_clock_budget_grows_from_the_opening_to_the_middlegame(engine: Engine) -> None:
@@ -205,7 +206,7 @@ def test_clock_budget_grows_from_the_opening_to_the_middlegame(engine: Engine) -
     engine.send("debug on")
     soft = []
     for move_number in (1, 30):
-        engine.send(f"position fen {QUEENS_GAMBIT_FEN} 0 {move_number}")
+        engine.send(f"position fen {OPENING_FEN} 0 {move_number}")
         lines, _, _ = engine.search("go wtime 10000 btime 10000 winc 100 binc 100")
         budget = [line.split() for line in lines if "time budget soft" in line]
         assert budget, lines

@@ -33,11 +33,10 @@ from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
 from .limits import TimeControl, parse_tc
 from .match_pgn import first_missing, games_of
-from .turning_points import PHASES, phase_of
+from .turning_points import PHASES, comment_depth, phase_of
 
 PROG = "clock_use"
 _TIME_RE = re.compile(r"(\d+(?:\.\d+)?)s\b")
-_DEPTH_RE = re.compile(r"[+-](?:M\d+|\d+(?:\.\d+)?)/(\d+)")
 
 
 @dataclass
@@ -135,9 +134,8 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
             return
         turn = board.turn
         spent[turn].append(float(found[-1]))
-        depth_found = _DEPTH_RE.search(node.comment)
         phase = phase_of(board, board.fullmove_number - start_move)
-        phased[turn].append((phase, None if depth_found is None else int(depth_found.group(1))))
+        phased[turn].append((phase, comment_depth(node.comment)))
         board.push(node.move)
     if any(control is None for control in controls.values()) or not any(spent.values()):
         report.skipped += 1

@@ -39,7 +39,8 @@ from ..common import EXIT_FAILED, ToolParser
 from .match_pgn import first_missing, games_of
 
 PROG = "turning_points"
-_SCORE_RE = re.compile(r"([+-])(?:M(\d+)|(\d+(?:\.\d+)?))/\d+")
+_SCORE_RE = re.compile(r"([+-])(?:M(\d+)|(\d+(?:\.\d+)?))/(\d+)")
+"""The runner's ``score/depth`` (``+1.23/7``, ``-M4/6``): sign, mate, pawns, depth."""
 MATE_PAWNS = 100.0
 """A reported mate counts as this many pawns."""
 OPENING_MOVES = 15
@@ -57,6 +58,12 @@ def comment_score(comment: str) -> Optional[float]:
         return None
     sign = 1.0 if match.group(1) == "+" else -1.0
     return sign * (MATE_PAWNS if match.group(2) is not None else float(match.group(3)))
+
+
+def comment_depth(comment: str) -> Optional[int]:
+    """The depth from a runner's move comment, or None if it has none."""
+    match = _SCORE_RE.search(comment)
+    return None if match is None else int(match.group(4))
 
 
 def phase_of(board: chess.Board, moves_played: int) -> str:
