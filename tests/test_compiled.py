@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,7 +31,7 @@ def _copy_package(tmp_path: Path) -> Path:
     shutil.copytree(
         ROOT / "engine",
         tmp_path / "engine",
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", compiled.MANIFEST),
+        ignore=shutil.ignore_patterns(*compiled.NOT_SOURCES),
     )
     return tmp_path / "engine"
 
@@ -161,6 +162,65 @@ def test_status_and_remove(tmp_path: Path) -> None:
     assert (pkg / "search.py").exists()
 
 
+def _fake_full_build(pkg: Path, engine_hashes: dict[str, str] | None = None) -> None:
+    """A stand-in build with python-chess (garbage extensions) and its manifest."""
+    full = pkg / compiled.FULL_DIR
+    (full / "chess").mkdir(parents=True)
+    (full / "engine").mkdir()
+    (full / (compiled.FULL_GROUP + "__mypyc" + SUFFIX)).write_bytes(b"not an extension")
+    (full / "chess" / ("__init__" + SUFFIX)).write_bytes(b"not an extension")
+    for module in compiled.COMPILED_MODULES:
+        (full / "engine" / (module + SUFFIX)).write_bytes(b"not an extension")
+    if engine_hashes is None:
+        engine_hashes = {
+            module: hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
+            for module in compiled.COMPILED_MODULES
+        }
+    installed = compiled.installed_chess_dir()
+    assert installed is not None
+    manifest = {
+        "sources": engine_hashes,
+        "chess": compiled._chess_sources(installed),
+        "python": sys.version.split()[0],
+    }
+    (full / compiled.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_stale_full_build_is_not_loaded(tmp_path: Path) -> None:
+    """An edit after the build: the cutoff process says so and runs the sources (the
+    stand-in extensions would fail to import if it tried them)."""
+    pkg = _copy_package(tmp_path)
+    _fake_full_build(pkg, engine_hashes={"search": "0" * 64})
+    result = _cutoff(tmp_path, "bench", "--depth", "2", "--positions", "2")
+    assert result.returncode == 0, result.stderr
+    assert "the build with python-chess is not used: attacks.py changed" in result.stderr
+    assert "Build: interpreted" in result.stdout
+    status = _cutoff(tmp_path, "compile", "--status")
+    assert "the build with python-chess: attacks.py changed" in status.stdout
+
+
+def test_broken_full_build_falls_back(tmp_path: Path) -> None:
+    """A current manifest over extensions that do not load: one line on stderr, and
+    the UCI session runs on the installed python-chess."""
+    pkg = _copy_package(tmp_path)
+    _fake_full_build(pkg)
+    result = _uci(tmp_path, "uci\nisready\nposition startpos moves e2e4\ngo depth 3\nquit\n")
+    assert result.returncode == 0, result.stderr
+    assert "the build with python-chess does not load" in result.stderr
+    assert "uciok" in result.stdout and "bestmove " in result.stdout
+    env = {**os.environ, compiled.FULL_ENV: "0"}
+    off = subprocess.run(
+        [sys.executable, "-m", "engine", "bench", "--depth", "2", "--positions", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert off.returncode == 0, off.stderr
+    assert "python-chess" not in off.stderr
+
+
 def test_this_process_runs_interpreted_without_a_build() -> None:
     if compiled.stale_modules(compiled.package_dir()) is not None:
         pytest.skip("this checkout holds a compiled build")
@@ -177,11 +237,19 @@ def _bench_nodes(output: str) -> int:
 @pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
 @pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="no cc")
 def test_compile_for_real(tmp_path: Path) -> None:
-    """mypyc builds the modules; the compiled search finds the same tree; an edit to
-    a source afterwards brings back the interpreted search, with the same tree."""
+    """mypyc builds the modules (alone, then also with python-chess); the compiled
+    search finds the same tree; an edit to a source afterwards brings back the
+    interpreted search, with the same tree."""
     pkg = _copy_package(tmp_path)
     interpreted = _cutoff(tmp_path, "bench", "--depth", "5")
     assert interpreted.returncode == 0, interpreted.stderr
+    # --no-chess: the engine-only build, which is all the cutoff process has then.
+    only = _cutoff(tmp_path, "compile", "--no-chess", timeout=1800)
+    assert only.returncode == 0, only.stdout + only.stderr
+    assert not (pkg / compiled.FULL_DIR).exists()
+    status = _cutoff(tmp_path, "compile", "--status")
+    assert "compiled by mypyc (8 modules)\n" in status.stdout, status.stdout
+    assert "the build with python-chess: not compiled" in status.stdout
     result = _cutoff(tmp_path, "compile", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert compiled.stale_modules(str(pkg)) == []
@@ -189,8 +257,27 @@ def test_compile_for_real(tmp_path: Path) -> None:
         assert (pkg / (module + SUFFIX)).exists()
     fast = _cutoff(tmp_path, "bench", "--depth", "5")
     assert fast.returncode == 0, fast.stderr
-    assert "Build: compiled by mypyc (8 modules)" in fast.stdout
+    assert "Build: compiled by mypyc (8 modules, with python-chess)" in fast.stdout
     assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
+    # A script that imports engine runs the engine-only build, on the installed
+    # python-chess.
+    script = (
+        "import chess, engine.search, engine.compiled as c; "
+        "print(c.build_description(), chess.__file__)"
+    )
+    alone = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.startswith("compiled by mypyc (8 modules) "), alone.stdout
+    assert compiled.FULL_DIR not in alone.stdout
+    # The compiled python-chess keeps the game's history in a copy: a repetition is
+    # a draw, as interpreted.
+    repeat = "uci\nposition startpos moves g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1\n"
+    repeat += "go depth 4 searchmoves f6g8\nquit\n"
+    draw = _uci(tmp_path, repeat)
+    depth4 = [line for line in draw.stdout.splitlines() if line.startswith("info depth 4 ")]
+    assert depth4 and " score cp 0 " in depth4[-1], draw.stdout
     # The tools built on the compiled classes: Lazy SMP's helpers (Threads 2) and
     # `cutoff stats` (which runs the sources).
     threads = "uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 6\nquit\n"
