@@ -117,6 +117,11 @@ def stale_modules(pkg: str) -> Optional[list[str]]:
         hashes = dict(manifest["sources"])
     except (OSError, ValueError, KeyError, TypeError):
         hashes = {}
+    return _changed_sources(pkg, hashes)
+
+
+def _changed_sources(pkg: str, hashes: dict[str, str]) -> list[str]:
+    """The compiled modules whose source in ``pkg`` differs from ``hashes``."""
     stale = []
     for module in COMPILED_MODULES:
         source = os.path.join(pkg, module + ".py")
@@ -203,19 +208,15 @@ def build_description() -> str:
 
 
 # The build runs in a child process: setuptools may exit the interpreter on an error,
-# and mypyc's import is heavy. Arguments: the scratch root, then the modules.
+# and mypyc's import is heavy. Arguments: the scratch root, the group's name, then the
+# source files (relative to the root).
 _BUILD_SCRIPT = """
 import os, sys
 from mypyc.build import mypycify
 from setuptools import setup
-root = sys.argv[1]
-os.chdir(root)
-modules = sys.argv[2:]
+os.chdir(sys.argv[1])
 extensions = mypycify(
-    [os.path.join("engine", m + ".py") for m in modules],
-    opt_level="3",
-    group_name="engine._compiled",
-    target_dir="c-build",
+    sys.argv[3:], opt_level="3", group_name=sys.argv[2], target_dir="c-build"
 )
 setup(
     name="cutoff-compiled",
@@ -238,11 +239,34 @@ def missing_tools() -> list[str]:
     return missing
 
 
+def _engine_sources() -> list[str]:
+    """The compiled modules' files, relative to the root of a build."""
+    return [os.path.join(_PACKAGE, module + ".py") for module in COMPILED_MODULES]
+
+
+def _run_mypyc(root: str, group: str, sources: list[str]) -> None:
+    """Compile ``sources`` (relative to ``root``) as the mypyc group ``group``, the
+    extensions left beside them; CompileError with mypyc's last lines on failure."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-c", _BUILD_SCRIPT, root, group, *sources],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        lines = (result.stdout + result.stderr).strip().splitlines()
+        detail = "\n".join(lines[-15:])
+        raise CompileError(
+            f"mypyc failed (exit {result.returncode}); a C compiler and the Python "
+            f"headers are needed (Debian: apt-get install gcc python3-dev):\n{detail}"
+        )
+
+
 def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list[str]:
     """Compile ``COMPILED_MODULES`` of ``pkg`` (default: this package) and install the
     extensions beside the sources; returns the files written."""
     import shutil
-    import subprocess
     import tempfile
 
     pkg = pkg or package_dir()
@@ -259,18 +283,7 @@ def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list
         shutil.copytree(pkg, scratch, ignore=shutil.ignore_patterns(*NOT_SOURCES))
         sources = {m: _source_hash(os.path.join(scratch, m + ".py")) for m in COMPILED_MODULES}
         out(f"compiling {len(COMPILED_MODULES)} modules with mypyc (a minute or two)...")
-        result = subprocess.run(
-            [sys.executable, "-c", _BUILD_SCRIPT, root, *COMPILED_MODULES],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            lines = (result.stdout + result.stderr).strip().splitlines()
-            detail = "\n".join(lines[-15:])
-            raise CompileError(
-                f"mypyc failed (exit {result.returncode}); a C compiler and the Python "
-                f"headers are needed (Debian: apt-get install gcc python3-dev):\n{detail}"
-            )
+        _run_mypyc(root, "engine._compiled", _engine_sources())
         built = extension_files(scratch)
         if len(built) != len(COMPILED_MODULES) + 1:
             raise CompileError(f"mypyc built {len(built)} extensions, not the expected ones")
@@ -410,13 +423,9 @@ def full_build(pkg: Optional[str] = None) -> tuple[Optional[str], str]:
         return None, "its manifest is unreadable: run `cutoff compile`"
     if python != sys.version.split()[0]:
         return None, f"compiled for Python {python}: run `cutoff compile`"
-    for module in COMPILED_MODULES:
-        try:
-            current = _source_hash(os.path.join(pkg, module + ".py"))
-        except OSError:
-            continue  # installed without sources: nothing to compare
-        if engine_hashes.get(module) != current:
-            return None, f"{module}.py changed since the build: run `cutoff compile`"
+    changed = _changed_sources(pkg, engine_hashes)
+    if changed:
+        return None, f"{changed[0]}.py changed since the build: run `cutoff compile`"
     installed = installed_chess_dir(pkg)
     if installed is None:
         return None, "the installed python-chess is not found"
@@ -497,28 +506,6 @@ def _patch_file(path: str, patches: tuple[tuple[str, str], ...]) -> None:
         handle.write(text)
 
 
-# Arguments: the scratch root (holding engine/ and chess/), the group, the modules.
-_FULL_BUILD_SCRIPT = """
-import os, sys
-from mypyc.build import mypycify
-from setuptools import setup
-root = sys.argv[1]
-os.chdir(root)
-modules = sys.argv[3:]
-extensions = mypycify(
-    [os.path.join("engine", m + ".py") for m in modules] + [os.path.join("chess", "__init__.py")],
-    opt_level="3",
-    group_name=sys.argv[2],
-    target_dir="c-build",
-)
-setup(
-    name="cutoff-compiled-full",
-    ext_modules=extensions,
-    script_args=["build_ext", "--inplace", "--build-temp", "o-build"],
-)
-"""
-
-
 def _extension(folder: str, stem: str) -> Optional[str]:
     """The extension module ``stem`` in ``folder``, if there is one."""
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
@@ -532,7 +519,6 @@ def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) ->
     """Compile ``COMPILED_MODULES`` of ``pkg`` with a copy of the installed
     python-chess's core module into ``pkg``'s FULL_DIR; returns the files written."""
     import shutil
-    import subprocess
     import tempfile
 
     pkg = pkg or package_dir()
@@ -557,15 +543,7 @@ def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) ->
         with open(os.path.join(root, "mypy.ini"), "w", encoding="utf-8") as handle:
             handle.write(_FULL_MYPY_CONFIG)
         out("compiling the search with python-chess's core module (two to four minutes)...")
-        result = subprocess.run(
-            [sys.executable, "-c", _FULL_BUILD_SCRIPT, root, FULL_GROUP, *COMPILED_MODULES],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            lines = (result.stdout + result.stderr).strip().splitlines()
-            detail = "\n".join(lines[-15:])
-            raise CompileError(f"mypyc failed (exit {result.returncode}):\n{detail}")
+        _run_mypyc(root, FULL_GROUP, [*_engine_sources(), os.path.join("chess", "__init__.py")])
         library = _extension(root, FULL_GROUP + "__mypyc")
         chess_shim = _extension(scratch, "__init__")
         shims = [_extension(os.path.join(root, _PACKAGE), m) for m in COMPILED_MODULES]
