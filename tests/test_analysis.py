@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import time
 from pathlib import Path
@@ -19,13 +20,15 @@ ITALIAN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 ENDGAME = "8/8/3k4/8/8/3K4/2R5/8 w - - 0 1"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 OPERA = Path(__file__).parent / "data" / "opera.pgn"
+CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+"""The engine process runs this checkout's code, not an installed one's."""
 COMPARED = ("depth", "seldepth", "score", "nodes", "pv", "multipv")
 
 
 def test_results_equal_the_uci_engine_at_fixed_depth() -> None:
     """The same search through UCI (parsed by python-chess) and in process: same info."""
     limit = chess.engine.Limit(depth=5)
-    with chess.engine.SimpleEngine.popen_uci(engine_command()) as uci:
+    with chess.engine.SimpleEngine.popen_uci(engine_command(), env=CHECKOUT_ENV) as uci:
         for fen in (ITALIAN, ENDGAME, KIWIPETE):
             board = chess.Board(fen)
             with Analyser() as analyser:
@@ -45,7 +48,7 @@ def test_multipv_lists_lines_best_first() -> None:
     with Analyser() as analyser:
         lines = analyser.analyse(board, chess.engine.Limit(depth=4), multipv=3)
     assert isinstance(lines, list) and [line["multipv"] for line in lines] == [1, 2, 3]
-    scores = [line["score"].relative.score() for line in lines]
+    scores = [line["score"].relative.score(mate_score=100_000) for line in lines]
     assert scores == sorted(scores, reverse=True)
     assert len({line["pv"][0] for line in lines}) == 3
     assert board.fen() == ITALIAN  # the caller's board is not changed
@@ -156,3 +159,54 @@ def test_several_processes_at_once_give_the_serial_results() -> None:
     with multiprocessing.get_context("spawn").Pool(2) as pool:
         parallel = pool.map(_in_a_process, fens)
     assert parallel == serial
+
+
+# ---------------------------------------------------- figures of the whole search
+
+
+def _search_stream(limit: chess.engine.Limit, multipv: int = 1) -> list[chess.engine.InfoDict]:
+    """Every InfoDict the UCI engine sends for one search, through python-chess."""
+    with (
+        chess.engine.SimpleEngine.popen_uci(engine_command(), env=CHECKOUT_ENV) as uci,
+        uci.analysis(chess.Board(), limit, multipv=multipv) as analysis,
+    ):
+        infos = [dict(info) for info in analysis if "score" in info]
+    return infos  # type: ignore[return-value]
+
+
+def test_a_node_limit_reports_the_whole_search() -> None:
+    """The last info counts every node searched, not those of the last completed depth.
+
+    20,000 nodes from the start position end in the middle of depth 9: before,
+    the last line said 11,121 nodes (depth 8's), python-chess and the Analyser too.
+    """
+    limit = chess.engine.Limit(nodes=20000)
+    uci = _search_stream(limit)
+    final, last_depth = uci[-1], uci[-2]
+    assert 20000 <= final["nodes"] <= 20000 + 512
+    assert final["depth"] == last_depth["depth"] and final["pv"] == last_depth["pv"]
+    assert final["score"] == last_depth["score"]
+    assert final["time"] >= last_depth["time"]
+    assert final["nps"] == final["nodes"] * 1000 // max(1, round(final["time"] * 1000))
+    with Analyser() as analyser:
+        ours = analyser.analyse(chess.Board(), limit)
+    assert isinstance(ours, dict) and 20000 <= ours["nodes"] <= 20000 + 512
+    assert [ours[key] for key in ("depth", "score", "pv")] == [
+        final[key] for key in ("depth", "score", "pv")
+    ]
+
+
+def test_multipv_lines_all_carry_the_whole_search() -> None:
+    limit = chess.engine.Limit(nodes=6000)
+    with Analyser() as analyser:
+        lines = analyser.analyse(chess.Board(ITALIAN), limit, multipv=3)
+    assert isinstance(lines, list) and len(lines) == 3
+    assert {line["nodes"] for line in lines} == {lines[0]["nodes"]}
+    assert lines[0]["nodes"] >= 6000
+    assert len({line["depth"] for line in lines}) == 1
+
+
+def test_a_fixed_depth_search_ends_with_its_last_depth() -> None:
+    """No extra line after a completed depth: nothing was searched after it."""
+    infos = _search_stream(chess.engine.Limit(depth=5))
+    assert [info["depth"] for info in infos] == [1, 2, 3, 4, 5]

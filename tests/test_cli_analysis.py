@@ -333,3 +333,15 @@ def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     done = run(tmp_path, "annotate", "missing.pgn")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+def test_json_reports_the_whole_search(tmp_path: Path) -> None:
+    """``nodes`` and ``time`` are the search's, not its last completed depth's.
+
+    Before: ``--nodes 20000`` wrote 11,121 nodes (depth 8's) from the start position.
+    """
+    done = run(tmp_path, "analyse", "startpos", "--nodes", "20000", "--json")
+    assert done.returncode == 0, done.stderr
+    (record,) = records(done.stdout)
+    assert 20000 <= int(record["nodes"]) <= 20000 + 512  # type: ignore[call-overload]
+    assert record["depth"] == 8 and record["pv"][:2] == ["d2d4", "d7d5"]  # type: ignore[index]
