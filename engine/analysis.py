@@ -112,11 +112,13 @@ def pov_score(score: int, turn: chess.Color) -> chess.engine.PovScore:
     return chess.engine.PovScore(chess.engine.Cp(score), turn)
 
 
-def _whole(name: str, value: object, least: int) -> int:
+def _whole(
+    name: str, value: object, least: int, error: type[ValueError] = InvalidLimitError
+) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidLimitError(f"{name} must be a whole number, not {value!r}")
+        raise error(f"{name} must be a whole number, not {value!r}")
     if value < least:
-        raise InvalidLimitError(f"{name} must be at least {least}, not {value}")
+        raise error(f"{name} must be at least {least}, not {value}")
     return value
 
 
@@ -205,11 +207,13 @@ class Analysis:
         self,
         root: chess.Board,
         stop: Callable[[], None],
+        idle: Callable[[], bool],
         release: Callable[[], None],
         tables: bool,
     ) -> None:
         self._root = root
         self._stop = stop
+        self._idle = idle
         self._release = release
         self._tables = tables
         self._queue: queue.SimpleQueue[Optional[chess.engine.InfoDict]] = queue.SimpleQueue()
@@ -234,6 +238,8 @@ class Analysis:
 
     def _finish(self, move: Optional[chess.Move], ponder: Optional[chess.Move]) -> None:
         with self._ending:
+            if self._done.is_set():
+                return  # already ended (see _check_worker)
             self._best = chess.engine.BestMove(move, ponder)
             # The analyser is free again before anyone waiting hears of the end, so
             # that a call right after ``wait()`` is not refused as busy.
@@ -241,6 +247,17 @@ class Analysis:
             self._done.set()
         self._queue.put(None)
         self._end_queued = True
+
+    def _check_worker(self) -> None:
+        """End the analysis if the controller went idle without a move (it failed).
+
+        The controller is idle only after it has handed over its move, so an idle
+        controller and no move means there will be none: the last main line's
+        first move stands, and the analyser is released rather than held forever.
+        """
+        if self._idle() and not self._done.is_set():
+            pv = self.multipv[0].get("pv")
+            self._finish(pv[0] if pv else None, None)
 
     # What the caller calls.
 
@@ -261,7 +278,7 @@ class Analysis:
         """Wait for the search to end; its move (None: no legal move) and ponder move."""
         try:
             while not self._done.wait(POLL_S):
-                pass
+                self._check_worker()
         except KeyboardInterrupt:
             self.stop()
             self._done.wait()
@@ -287,7 +304,7 @@ class Analysis:
                     item = self._queue.get(timeout=POLL_S)
                     break
                 except queue.Empty:
-                    continue
+                    self._check_worker()
         except KeyboardInterrupt:
             self.stop()
             self._done.wait()
@@ -363,8 +380,9 @@ class Analyser:
         threads: int = 1,
         syzygy_path: Optional[str] = None,
     ) -> None:
+        _whole("threads", threads, 1, ValueError)
         self._options = Options()
-        self._options.set(HASH, str(_whole("hash_mb", hash_mb, 1)))
+        self._options.set(HASH, str(_whole("hash_mb", hash_mb, 1, ValueError)))
         # No GUI and no pipe between us and the caller: a time limit is all search.
         self._options.set(MOVE_OVERHEAD, "0")
         self._output = _Output()
@@ -373,7 +391,7 @@ class Analyser:
         # Helper processes end with the analyser, or at the latest with the interpreter.
         self._finalizer = weakref.finalize(self, self._controller.shutdown)
         settings: dict[str, ConfigValue] = {}
-        if _whole("threads", threads, 1) > 1:
+        if threads > 1:
             if multiprocessing.current_process().daemon:
                 # A daemonic process may not start processes (a Dask nanny's worker).
                 warnings.warn(
@@ -537,7 +555,11 @@ class Analyser:
                 or controller.tablebases.gaviota is not None
             )
             analysis = Analysis(
-                board.copy(stack=False), controller.stop, self._lock.release, tables
+                board.copy(stack=False),
+                controller.stop,
+                lambda: not controller.is_busy(),
+                self._lock.release,
+                tables,
             )
             self._output.current = analysis
             controller.go(limits, time.monotonic())

@@ -422,3 +422,21 @@ def legal_pv_of(board: chess.Board, pv: list[chess.Move]) -> bool:
             return False
         after.push(move)
     return True
+
+
+def test_a_search_that_fails_to_answer_does_not_hang_the_analyser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The controller reports an error instead of a move: the caller gets the last
+    line's move, and the analyser is free again (not held by a search that is gone)."""
+    board = chess.Board(ITALIAN)
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("broken")
+
+    with Analyser() as analyser:
+        monkeypatch.setattr(analyser._controller, "_finish", broken)
+        played = analyser.play(board, chess.engine.Limit(depth=3))
+        assert played.move is not None and played.move == played.info["pv"][0]
+        monkeypatch.undo()
+        assert "pv" in analyser.analyse(board, chess.engine.Limit(depth=2))
