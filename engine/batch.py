@@ -38,6 +38,8 @@ class BatchSettings:
     limit: chess.engine.Limit
     multipv: int = 1
     hash_mb: int = 16
+    threads: int = 1
+    """Lazy SMP processes per position (engine.smp), in every worker."""
 
 
 def score_fields(score: chess.engine.PovScore, turn: chess.Color) -> tuple[Record, Record]:
@@ -106,10 +108,10 @@ def analyse_task(analyser: Analyser, task: PositionTask, settings: BatchSettings
 def analyse_chunk(settings: BatchSettings, tasks: list[PositionTask]) -> list[Record]:
     """The execution layer's task: a chunk of positions, with this process's analyser."""
     state = worker_state()
-    key = f"analyser:{settings.hash_mb}"
+    key = f"analyser:{settings.hash_mb}:{settings.threads}"
     analyser = state.get(key)
     if analyser is None:
-        analyser = state[key] = Analyser(settings.hash_mb)
+        analyser = state[key] = Analyser(settings.hash_mb, threads=settings.threads)
     return [analyse_task(analyser, task, settings) for task in tasks]
 
 

@@ -161,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=_positive, default=1, metavar="N", help="worker processes (default 1)"
     )
     analyse.add_argument(
+        "--threads",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="Lazy SMP: N processes search each position (default 1); per job with --jobs",
+    )
+    analyse.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on Dask: tcp://HOST:PORT, or local:N for N local workers "
@@ -329,7 +336,7 @@ def _analyse(args: argparse.Namespace) -> int:
                 )
                 return EXIT_USAGE
         tasks = [task for task in tasks if task.index not in done]
-    settings = BatchSettings(_limit(args), args.multipv, args.hash)
+    settings = BatchSettings(_limit(args), args.multipv, args.hash, args.threads)
     stream, close = _open_output(args.output, append=args.resume and bool(done))
     bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
     try:

@@ -113,6 +113,12 @@ class _Job:
     weakness: Optional[Weakness] = None
     tablebase_score: Optional[int] = None
     """The tables' verdict on a drawn root: the score reported whatever the search says."""
+    helped: bool = False
+    """Lazy SMP helpers search this root too (their nodes count as the search's)."""
+    total_nodes: int = 0
+    """The whole search's nodes (helpers' included), counted when it ended."""
+    total_ms: int = 0
+    """The whole search's time, measured when it ended (not when bestmove was released)."""
 
 
 class Controller:
@@ -314,6 +320,7 @@ class Controller:
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
             self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
+            job.helped = True
         self._start(lambda: self._run_search(job), job)
 
     def _decide_without_search(self, job: _Job) -> None:
@@ -430,9 +437,13 @@ class Controller:
                 # Report, then answer with a legal fallback move below: a GUI
                 # forfeits an engine that sends no bestmove.
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
+            job.total_nodes = self.searcher.nodes
         if self.pool is not None:
             self.pool.stop()
             result = self._deeper_helper_result(job, result)
+            if job.helped:
+                job.total_nodes += self.pool.nodes()
+        job.total_ms = max(0, int((time.monotonic() - job.control.start_time) * 1000))
         if job.withhold:
             job.release.wait()
         self._finishing.set()
@@ -518,9 +529,33 @@ class Controller:
             or not last.pv
             or last.pv[0] != best
             or job.weakness is not None
+            or job.total_nodes > last.nodes
         ):
-            self._out.info(self._closing_info(job, result, best, ponder), root, job.chess960)
+            closing = self._closing_info(job, result, best, ponder)
+            self._out.info(closing, root, job.chess960)
+            self._close_other_lines(job, closing)
         self._out.bestmove(root, BestMove(best, ponder), job.chess960)
+
+    def _close_other_lines(self, job: _Job, closing: IterationInfo) -> None:
+        """MultiPV: lines 2.. of the last completed depth again, with the search's totals.
+
+        Only while the closing line is that depth's first line: a move of the
+        unfinished iteration that overtook it may be one of the other lines.
+        """
+        first = job.lines.get(1)
+        if first is None or first.pv[:1] != closing.pv[:1] or job.weakness is not None:
+            return
+        for multipv in range(2, self.options.get_int(MULTIPV) + 1):
+            line = job.lines.get(multipv)
+            if line is not None:
+                totals = dataclasses.replace(
+                    line,
+                    nodes=closing.nodes,
+                    time_ms=closing.time_ms,
+                    hashfull=closing.hashfull,
+                    tbhits=closing.tbhits,
+                )
+                self._out.info(totals, job.root, job.chess960)
 
     def _weakened_move(self, job: _Job, best: chess.Move) -> chess.Move:
         """Weakened play: a move among the lines near the best (engine.strength)."""
@@ -575,16 +610,18 @@ class Controller:
         """An exact-score report whose PV starts with the move we play.
 
         fastchess and python-chess take the score of a move from the last info
-        line before ``bestmove``; it must be exact and about the move played.
+        line before ``bestmove``; it must be exact and about the move played. Its
+        nodes, time and tbhits are the whole search's (Stockfish's last line says
+        the same), its depth, score and PV the last completed iteration's.
         """
         exact = job.last_exact
-        elapsed_ms = max(0, int((time.monotonic() - job.control.start_time) * 1000))
-        nodes = result.nodes if result is not None else self.searcher.nodes
         pv = [best] + ([ponder] if ponder is not None else [])
         if exact is not None and exact.pv and exact.pv[0] == best:
             depth, score, pv = exact.depth, exact.score, exact.pv
         elif result is not None and result.best_move == best and result.depth > 0:
             depth, score = result.depth, result.score
+            if job.tablebase_score is not None:
+                score = job.tablebase_score
         else:
             # Aborted before depth 1 finished: no searched score exists, use the static one.
             depth, score = 0, self._static_score(job.root)
@@ -595,10 +632,11 @@ class Controller:
             multipv=1,
             score=score,
             bound=BOUND_EXACT,
-            nodes=nodes,
-            time_ms=elapsed_ms,
+            nodes=job.total_nodes,
+            time_ms=job.total_ms,
             hashfull=self.tt.hashfull(),
             pv=pv,
+            tbhits=self.tablebases.hits,
         )
 
     @staticmethod

@@ -31,7 +31,7 @@ import pytest
 from uci_harness import REPO, engine_command
 
 from engine.analysis import Analyser
-from tests.conftest import default_sigint
+from tests.conftest import child_pids, default_sigint, process_gone
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -333,3 +333,55 @@ def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     done = run(tmp_path, "annotate", "missing.pgn")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+def test_json_reports_the_whole_search(tmp_path: Path) -> None:
+    """``nodes`` and ``time`` are the search's, not its last completed depth's.
+
+    Before: ``--nodes 20000`` wrote 11,121 nodes (depth 8's) from the start position.
+    """
+    done = run(tmp_path, "analyse", "startpos", "--nodes", "20000", "--json")
+    assert done.returncode == 0, done.stderr
+    (record,) = records(done.stdout)
+    assert 20000 <= int(record["nodes"]) <= 20000 + 512  # type: ignore[call-overload]
+    assert record["depth"] == 8 and record["pv"][:2] == ["d2d4", "d7d5"]  # type: ignore[index]
+
+
+def _search_helpers(pid: int) -> list[int]:
+    """Lazy SMP helpers among ``pid``'s children (multiprocessing's spawned processes)."""
+    found = []
+    for child in child_pids(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def test_threads_search_each_position_with_helpers(tmp_path: Path) -> None:
+    """``--threads 2``: a helper process searches beside this one and ends with it."""
+    process = subprocess.Popen(
+        [*engine_command(), "analyse", KIWIPETE, "--depth", "7", "--threads", "2", "--json"],
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    helpers: set[int] = set()
+    while process.poll() is None:
+        helpers.update(_search_helpers(process.pid))
+        time.sleep(0.05)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert helpers, "no helper process searched"
+    for pid in helpers:
+        assert process_gone(pid), f"helper {pid} outlived cutoff analyse"
+    (record,) = records(out)
+    board = chess.Board(KIWIPETE)
+    assert record["depth"] == 7
+    assert chess.Move.from_uci(str(record["bestmove"])) in board.legal_moves
+    board.push_uci(str(record["bestmove"]))  # and the PV goes on legally from there
+    for move in record["pv"][1:]:  # type: ignore[index]
+        board.push_uci(move)
