@@ -1,4 +1,4 @@
-"""Annotated games: evaluation comments, judgements, the better move, a summary, a graph.
+"""Annotated games: evaluation comments, judgements, the better move, accuracy, a graph.
 
 From the analysis of every position of a game (``Analyser.analyse_game``), this
 module writes what viewers such as lichess show:
@@ -6,14 +6,18 @@ module writes what viewers such as lichess show:
 * every move gets an ``[%eval ...]`` comment: the evaluation after it, from
   White's view, in pawns or as ``#n`` for a mate;
 * a move that throws away winning chances gets a NAG by lichess's rule: the
-  mover's winning chances, ``2 / (1 + exp(-0.00368208 * cp)) - 1`` on a scale
-  from -1 to +1 (a mate counts as +-1, centipawns are capped at +-1000), drop by
-  at least 0.1 for an inaccuracy (``?!``), 0.2 for a mistake (``?``) and 0.3 for
-  a blunder (``??``), that is 10, 20 and 30 points on lichess's -100..+100 scale;
+  mover's winning chances (-1 to +1) drop by at least 0.1 for an inaccuracy
+  (``?!``), 0.2 for a mistake (``?``) and 0.3 for a blunder (``??``), that is
+  10, 20 and 30 points on lichess's -100..+100 scale. The winning chances come
+  from Cutoff's own win/draw/loss model (win minus loss probability, from the
+  score and the material: engine/wdl.py) or, with ``win_model="lichess"``, from
+  lichess's formula ``2 / (1 + exp(-0.00368208 * cp)) - 1`` (cp capped at
+  +-1000), for figures that compare with lichess's;
 * after such a move, the engine's better line is added as a variation;
-* the game's comment sums it up per side: inaccuracies, mistakes, blunders and
-  the average centipawn loss (each move's loss against the best move's score,
-  scores capped at +-1000 cp).
+* each side's accuracy and average centipawn loss (each move's loss against the
+  best move's score, scores capped at +-1000 cp), for the game and by phase
+  (engine/accuracy.py), in the PGN headers ``WhiteAccuracy``, ``BlackAccuracy``,
+  ``WhiteACPL``, ``BlackACPL`` and in the game's summary comment.
 
 ``plot_evaluation`` draws the evaluation graph with matplotlib, an optional
 extra (``pip install 'cutoff-chess[plot]'``), imported only when called. This
@@ -22,7 +26,6 @@ module must not search: it reads analyses it is given.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -31,14 +34,16 @@ import chess
 import chess.engine
 import chess.pgn
 
+from engine.accuracy import PHASES, SideFigures, game_figures, phases, win_percent
 from engine.analysis import GamePosition
+from engine.wdl import lichess_winning_chances, model_winning_chances
 
-WIN_CHANCE_SLOPE = 0.00368208
-"""lichess's logistic slope from centipawns to winning chances."""
 CP_CEILING = 1000
-"""Centipawn scores are capped here for winning chances and centipawn loss."""
+"""Centipawn scores are capped here for centipawn loss."""
 VARIATION_PLIES = 8
 """Longest better line added as a variation."""
+WIN_MODELS = ("cutoff", "lichess")
+"""Where winning chances come from: Cutoff's fitted WDL model, or lichess's formula."""
 
 JUDGEMENTS: tuple[tuple[float, int, str], ...] = (
     (0.3, chess.pgn.NAG_BLUNDER, "Blunder"),
@@ -57,12 +62,11 @@ def capped_cp(score: chess.engine.Score) -> int:
     return max(-CP_CEILING, min(CP_CEILING, score.score(mate_score=100_000) or 0))
 
 
-def winning_chances(score: chess.engine.Score) -> float:
-    """lichess's winning chances of the side whose score it is, from -1 to +1."""
-    if score.is_mate():
-        # Mate(0) (mated) and MateGiven both have mate() == 0: the sign is the score's.
-        return 1.0 if (score.score(mate_score=CP_CEILING) or 0) > 0 else -1.0
-    return 2.0 / (1.0 + math.exp(-WIN_CHANCE_SLOPE * capped_cp(score))) - 1.0
+def winning_chances(score: chess.engine.Score, board: chess.Board, win_model: str) -> float:
+    """The winning chances (-1 to +1) of the side whose score it is, in ``board``."""
+    if win_model == "lichess":
+        return lichess_winning_chances(score)
+    return model_winning_chances(score, board)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,8 @@ class SideSummary:
     mistakes: int = 0
     blunders: int = 0
     losses: list[int] = field(default_factory=list)
+    figures: dict[str, SideFigures] = field(default_factory=dict)
+    """Accuracy and ACPL for the game (``"game"``) and each phase."""
 
     @property
     def average_loss(self) -> float:
@@ -102,10 +108,21 @@ class SideSummary:
             (self.blunders, "blunder", "blunders"),
         )
         parts = [f"{n} {one if n == 1 else many}" for n, one, many in counts]
-        return ", ".join(parts) + f", average centipawn loss {self.average_loss:.0f}"
+        text = ", ".join(parts) + f", average centipawn loss {self.average_loss:.0f}"
+        game = self.figures.get("game")
+        if game is not None and game.accuracy is not None:
+            text += f", accuracy {game.accuracy:.0f} %"
+            by_phase = [
+                f"{phase} {figures.accuracy:.0f} % / {figures.acpl:.0f}"
+                for phase, figures in self.figures.items()
+                if phase in PHASES and figures.accuracy is not None and figures.acpl is not None
+            ]
+            if by_phase:
+                text += " (accuracy / ACPL: " + ", ".join(by_phase) + ")"
+        return text
 
 
-def judge(positions: list[GamePosition]) -> list[MoveJudgement]:
+def judge(positions: list[GamePosition], win_model: str = "cutoff") -> list[MoveJudgement]:
     """One judgement per move: each position's analysis against the next one's."""
     judgements = []
     for before, after in zip(positions, positions[1:]):
@@ -114,7 +131,11 @@ def judge(positions: list[GamePosition]) -> list[MoveJudgement]:
         mover = before.board.turn
         best = before.info["score"]
         played = after.info["score"]
-        drop = max(0.0, winning_chances(best.pov(mover)) - winning_chances(played.pov(mover)))
+        drop = max(
+            0.0,
+            winning_chances(best.pov(mover), before.board, win_model)
+            - winning_chances(played.pov(mover), after.board, win_model),
+        )
         loss = max(0, capped_cp(best.pov(mover)) - capped_cp(played.pov(mover)))
         best_line = list(before.info.get("pv", []))
         nag = name = None
@@ -141,7 +162,19 @@ def judge(positions: list[GamePosition]) -> list[MoveJudgement]:
     return judgements
 
 
-def summarise(judgements: list[MoveJudgement]) -> dict[chess.Color, SideSummary]:
+def white_win_percents(positions: list[GamePosition], win_model: str = "cutoff") -> list[float]:
+    """White's win % (0..100) in every position of the game."""
+    return [
+        win_percent(winning_chances(p.info["score"].white(), p.board, win_model)) for p in positions
+    ]
+
+
+def summarise(
+    judgements: list[MoveJudgement],
+    positions: Optional[list[GamePosition]] = None,
+    win_model: str = "cutoff",
+) -> dict[chess.Color, SideSummary]:
+    """Each side's counts, ACPL and (given the positions) accuracy, overall and by phase."""
     sides = {chess.WHITE: SideSummary(), chess.BLACK: SideSummary()}
     for judgement in judgements:
         side = sides[judgement.mover]
@@ -152,17 +185,58 @@ def summarise(judgements: list[MoveJudgement]) -> dict[chess.Color, SideSummary]
             side.mistakes += 1
         elif judgement.name == "Blunder":
             side.blunders += 1
+    if positions is not None and judgements:
+        figures = game_figures(
+            white_win_percents(positions, win_model),
+            [j.centipawn_loss for j in judgements],
+            [j.mover for j in judgements],
+            phases([p.board for p in positions])[: len(judgements)],
+        )
+        for color, side in sides.items():
+            side.figures = figures[color]
     return sides
 
 
+def game_report(positions: list[GamePosition], win_model: str = "cutoff") -> dict[str, object]:
+    """The game's figures as JSON-ready data: per side and phase, and per move."""
+    judgements = judge(positions, win_model)
+    sides = summarise(judgements, positions, win_model)
+    names = {chess.WHITE: "white", chess.BLACK: "black"}
+    return {
+        "win_model": win_model,
+        "sides": {
+            names[color]: {
+                "inaccuracies": side.inaccuracies,
+                "mistakes": side.mistakes,
+                "blunders": side.blunders,
+                **{part: figures.as_dict() for part, figures in side.figures.items()},
+            }
+            for color, side in sides.items()
+        },
+        "moves": [
+            {
+                "ply": j.ply,
+                "move": j.move.uci(),
+                "drop": round(j.drop, 4),
+                "centipawn_loss": j.centipawn_loss,
+                "judgement": j.name,
+            }
+            for j in judgements
+        ],
+    }
+
+
 def annotate_game(
-    game: chess.pgn.Game, positions: list[GamePosition], engine_label: str
+    game: chess.pgn.Game,
+    positions: list[GamePosition],
+    engine_label: str,
+    win_model: str = "cutoff",
 ) -> chess.pgn.Game:
     """A copy of ``game``'s main line with evaluations, NAGs, better lines and a summary."""
     annotated = chess.pgn.Game()
     annotated.headers.update(game.headers)
     annotated.setup(game.board())
-    judgements = judge(positions)
+    judgements = judge(positions, win_model)
     node: chess.pgn.GameNode = annotated
     for judgement in judgements:
         parent = node
@@ -176,14 +250,26 @@ def annotate_game(
                 variation = parent.add_variation(line[0])
                 variation.add_line(line[1:VARIATION_PLIES])
         node.set_eval(judgement.after)
-    sides = summarise(judgements)
+    sides = summarise(judgements, positions, win_model)
+    for color, name in ((chess.WHITE, "White"), (chess.BLACK, "Black")):
+        game_figures_ = sides[color].figures.get("game")
+        if game_figures_ is not None and game_figures_.accuracy is not None:
+            annotated.headers[f"{name}Accuracy"] = f"{game_figures_.accuracy:.1f}"
+            annotated.headers[f"{name}ACPL"] = f"{game_figures_.acpl or 0:.1f}"
+    model = "Cutoff's WDL model" if win_model == "cutoff" else "lichess's formula"
     annotated.comment = (
-        f"{engine_label}. White: {sides[chess.WHITE].text()}. Black: {sides[chess.BLACK].text()}."
+        f"{engine_label}; winning chances by {model}. "
+        f"White: {sides[chess.WHITE].text()}. Black: {sides[chess.BLACK].text()}."
     )
     return annotated
 
 
-def plot_evaluation(positions: list[GamePosition], path: Union[str, Path], title: str) -> None:
+def plot_evaluation(
+    positions: list[GamePosition],
+    path: Union[str, Path],
+    title: str,
+    win_model: str = "cutoff",
+) -> None:
     """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
     try:
         import matplotlib
@@ -195,16 +281,16 @@ def plot_evaluation(positions: list[GamePosition], path: Union[str, Path], title
             "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
         ) from None
     moves = [position.ply / 2 for position in positions]
-    chances = [50 + 50 * winning_chances(p.info["score"].white()) for p in positions]
+    chances = white_win_percents(positions, win_model)
     figure, axes = plt.subplots(figsize=(10, 3.6), dpi=100)
     axes.fill_between(moves, chances, 50, where=[c >= 50 for c in chances], color="#e8e8e8")
     axes.fill_between(moves, chances, 50, where=[c < 50 for c in chances], color="#404040")
     axes.plot(moves, chances, color="#1f5fa8", linewidth=1.5)
     marks = {"Inaccuracy": "#56b4e9", "Mistake": "#e69f00", "Blunder": "#d62728"}
-    for judgement in judge(positions):
+    for index, judgement in enumerate(judge(positions, win_model)):
         if judgement.name is not None:
             x = (judgement.ply + 1) / 2
-            y = 50 + 50 * winning_chances(judgement.after.white())
+            y = chances[index + 1]
             axes.scatter([x], [y], color=marks[judgement.name], zorder=3, s=28)
     for name, colour in marks.items():
         axes.scatter([], [], color=colour, label=name, s=28)

@@ -16,6 +16,7 @@ arguments, so the UCI start-up does not pay for argparse.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -182,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="annotate the games of a PGN file",
         description="Analyse every position of every game and write the games annotated: "
         "[%%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
-        "better line, and a summary per side.",
+        "better line, and each side's accuracy and average centipawn loss, overall and by "
+        "phase.",
     )
     annotate.add_argument("pgn", type=Path, metavar="GAMES.pgn")
     annotate.add_argument(
@@ -194,6 +196,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT.png",
         help="evaluation graph (needs the 'plot' extra; one file per game, "
         "numbered from the second game)",
+    )
+    annotate.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT.jsonl",
+        help="also write each game's figures (accuracy, ACPL by phase, each move's "
+        "judgement) as one JSON line",
+    )
+    annotate.add_argument(
+        "--win-model",
+        choices=("cutoff", "lichess"),  # annotate.WIN_MODELS, not imported at start-up
+        default="cutoff",
+        help="winning chances from Cutoff's own WDL model (default) or lichess's formula "
+        "(figures comparable with lichess's)",
     )
     _add_limits(annotate, mate=False)
 
@@ -392,7 +408,7 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
 def _annotate(args: argparse.Namespace) -> int:
 
     from engine.analysis import Analyser
-    from engine.annotate import PlotUnavailableError, annotate_game, plot_evaluation
+    from engine.annotate import PlotUnavailableError, annotate_game, game_report, plot_evaluation
 
     errors = _Errors("cutoff annotate")
     if args.plot is not None:
@@ -407,8 +423,11 @@ def _annotate(args: argparse.Namespace) -> int:
     limit = _limit(args)
     label = f"Cutoff {__version__}, " + _describe(limit)
     stream, close = _open_output(args.output)
+    report: Optional[TextIO] = None
     games = 0
     try:
+        if args.json is not None:
+            report = open(args.json, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
         with Analyser(args.hash) as analyser:
             for number, game in _games(args.pgn, errors):
                 plies = sum(1 for _ in game.mainline_moves()) + 1
@@ -422,9 +441,18 @@ def _annotate(args: argparse.Namespace) -> int:
                         bar.update(1)
                 if bar is not None:
                     bar.close()
-                annotated = annotate_game(game, positions, label)
+                annotated = annotate_game(game, positions, label, args.win_model)
                 stream.write(str(annotated) + "\n\n")
                 stream.flush()
+                if report is not None:
+                    record = {
+                        "game": number,
+                        "white": game.headers.get("White", "?"),
+                        "black": game.headers.get("Black", "?"),
+                        **game_report(positions, args.win_model),
+                    }
+                    report.write(json.dumps(record) + "\n")
+                    report.flush()
                 games += 1
                 if not args.quiet:
                     sys.stderr.write(
@@ -435,12 +463,14 @@ def _annotate(args: argparse.Namespace) -> int:
                     path = args.plot if games == 1 else _numbered(args.plot, games)
                     title = _title(game)
                     try:
-                        plot_evaluation(positions, path, title)
+                        plot_evaluation(positions, path, title, args.win_model)
                     except PlotUnavailableError as exc:
                         errors(str(exc))
                         return EXIT_USAGE
     finally:
         close()
+        if report is not None:
+            report.close()
     if games == 0 and errors.count == 0:
         errors(f"{args.pgn}: no games")
     return EXIT_FAILED if errors.count else EXIT_OK
