@@ -68,6 +68,7 @@ from engine.score import is_mate_score, mate_in_moves
 from engine.search import BestMove, IterationInfo
 from engine.tt import BOUND_EXACT
 from engine.uci_text import legal_pv
+from engine.wdl import search_wdl
 from perft.core import unplayable_problems
 
 AnalysisResult = Union[chess.engine.InfoDict, list[chess.engine.InfoDict]]
@@ -184,6 +185,7 @@ def info_dict(
         "hashfull": info.hashfull,
         "time": info.time_ms / 1000.0,
     }
+    result["wdl"] = chess.engine.PovWdl(chess.engine.Wdl(*search_wdl(info.score, root)), root.turn)
     if tables or info.tbhits:
         result["tbhits"] = info.tbhits
     pv = legal_pv(root, info.pv)

@@ -25,6 +25,7 @@ PONDER = "Ponder"
 MOVE_OVERHEAD = "Move Overhead"
 UCI_CHESS960 = "UCI_Chess960"
 UCI_ANALYSE_MODE = "UCI_AnalyseMode"
+UCI_SHOW_WDL = "UCI_ShowWDL"
 OWN_BOOK = "OwnBook"
 BOOK_FILE = "BookFile"
 BOOK_VARIETY = "BookVariety"
@@ -78,6 +79,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(MOVE_OVERHEAD, "spin", 50, 0, 5000),
     OptionSpec(UCI_CHESS960, "check", False),
     OptionSpec(UCI_ANALYSE_MODE, "check", False),
+    OptionSpec(UCI_SHOW_WDL, "check", False),
     OptionSpec(OWN_BOOK, "check", False),
     OptionSpec(BOOK_FILE, "string", ""),
     OptionSpec(BOOK_VARIETY, "check", False),

@@ -39,7 +39,13 @@ import chess
 
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from engine.limits import parse_go
-from engine.options import OptionError, Options, parse_setoption, uci_option_lines
+from engine.options import (
+    UCI_SHOW_WDL,
+    OptionError,
+    Options,
+    parse_setoption,
+    uci_option_lines,
+)
 from engine.uci_text import TextOutput, board_lines, printable
 from perft.core import UNPLAYABLE_STATUS
 
@@ -393,7 +399,9 @@ class UciSession:
             from engine.controller import Controller
 
             self._controller = Controller(
-                TextOutput(self.writer.write), self.options, lambda: self.debug
+                TextOutput(self.writer.write, lambda: self.options.get_bool(UCI_SHOW_WDL)),
+                self.options,
+                lambda: self.debug,
             )
         return self._controller
 

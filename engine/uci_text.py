@@ -25,6 +25,7 @@ import chess.polyglot
 
 from engine.score import uci_score
 from engine.tt import BOUND_EXACT, BOUND_LOWER
+from engine.wdl import search_wdl
 
 if TYPE_CHECKING:  # the search is imported after the UCI handshake, not with this module
     from engine.search import BestMove, IterationInfo
@@ -68,9 +69,14 @@ def format_moves(root: chess.Board, moves: list[chess.Move], chess960: bool) -> 
 
 
 def format_info(
-    info: IterationInfo, root: chess.Board, chess960: bool, pv: Optional[list[chess.Move]] = None
+    info: IterationInfo,
+    root: chess.Board,
+    chess960: bool,
+    pv: Optional[list[chess.Move]] = None,
+    show_wdl: bool = False,
 ) -> str:
-    """One UCI ``info`` line for an iteration report."""
+    """One UCI ``info`` line for an iteration report (``wdl W D L`` after the score
+    with ``show_wdl``, as Stockfish sends it with ``UCI_ShowWDL``)."""
     moves = legal_pv(root, info.pv) if pv is None else pv
     nps = info.nodes * 1000 // max(1, info.time_ms)
     line = (
@@ -79,6 +85,8 @@ def format_info(
     )
     if info.bound != BOUND_EXACT:
         line += " lowerbound" if info.bound == BOUND_LOWER else " upperbound"
+    if show_wdl:
+        line += " wdl {} {} {}".format(*search_wdl(info.score, root))
     line += f" nodes {info.nodes} nps {nps} hashfull {info.hashfull}"
     if info.tbhits:
         line += f" tbhits {info.tbhits}"
@@ -111,15 +119,18 @@ def board_lines(board: chess.Board) -> list[str]:
 class TextOutput:
     """The controller's output as UCI text lines, handed to ``write`` one at a time."""
 
-    def __init__(self, write: Callable[[str], None]) -> None:
+    def __init__(
+        self, write: Callable[[str], None], show_wdl: Callable[[], bool] = lambda: False
+    ) -> None:
         self._write = write
+        self._show_wdl = show_wdl
 
     def info(self, info: IterationInfo, root: chess.Board, chess960: bool) -> None:
         if info.depth == 0 and not info.pv:
             # No move to play (mate or stalemate at the root): the short form GUIs know.
             self._write(f"info depth 0 score {uci_score(info.score)}")
         else:
-            self._write(format_info(info, root, chess960))
+            self._write(format_info(info, root, chess960, show_wdl=self._show_wdl()))
 
     def bestmove(self, root: chess.Board, played: BestMove, chess960: bool) -> None:
         move, ponder = played.move, played.ponder

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import chess
-import chess.engine
+
+from engine.score import is_mate_score
+
+if TYPE_CHECKING:  # uci_text imports this module before the handshake: keep it light
+    import chess.engine
 
 MATERIAL_MIN: Final = 17
 """Below this little material the model's polynomials are clamped (few games reach it)."""
@@ -102,16 +106,24 @@ def _logistic(x: float) -> float:
 CUTOFF_MODEL: Final = WdlModel(a=(150.0,), b=(90.0,))
 
 
+def search_wdl(
+    score: int, board: chess.Board, model: WdlModel = CUTOFF_MODEL
+) -> tuple[int, int, int]:
+    """Win/draw/loss per mille of a search score (engine.score units, side to move)."""
+    if is_mate_score(score):
+        return (1000, 0, 0) if score > 0 else (0, 0, 1000)
+    return model.wdl(score, material(board))
+
+
 def score_wdl(
     score: chess.engine.Score, board: chess.Board, model: WdlModel = CUTOFF_MODEL
 ) -> chess.engine.Wdl:
-    """The side to move's win/draw/loss per mille for ``score`` in ``board``."""
+    """The win/draw/loss per mille of the side whose ``score`` it is, in ``board``."""
+    import chess.engine
+
     if score.is_mate():
-        return (
-            chess.engine.Wdl(1000, 0, 0)
-            if score > chess.engine.Cp(0)
-            else chess.engine.Wdl(0, 0, 1000)
-        )
+        certain = (1000, 0, 0) if score > chess.engine.Cp(0) else (0, 0, 1000)
+        return chess.engine.Wdl(*certain)
     return chess.engine.Wdl(*model.wdl(score.score() or 0, material(board)))
 
 

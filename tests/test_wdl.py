@@ -5,7 +5,9 @@ known model."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 from pathlib import Path
 
 import chess
@@ -13,9 +15,10 @@ import chess.engine
 import chess.pgn
 import pytest
 from conftest import run_repo_script
-from uci_harness import REPO
+from uci_harness import REPO, engine_command
 
-from engine.wdl import CUTOFF_MODEL, WdlModel, material, score_wdl
+from engine.analysis import Analyser
+from engine.wdl import CUTOFF_MODEL, WdlModel, material, score_wdl, search_wdl
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 
@@ -92,3 +95,35 @@ def test_fit_refuses_games_without_scores(tmp_path: Path) -> None:
     done = run_repo_script("tuning.fit_wdl", str(games))
     assert done.returncode == 2
     assert "too few to fit" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_uci_show_wdl_through_python_chess() -> None:
+    """``UCI_ShowWDL``: ``wdl W D L`` on every info line, as python-chess reads it."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    board = chess.Board("4k3/8/8/8/8/8/4P3/3QK3 w - - 0 1")  # White is a queen up
+    with chess.engine.SimpleEngine.popen_uci(engine_command(), env=env) as uci:
+        plain = uci.analyse(board, chess.engine.Limit(depth=3))
+        assert "wdl" not in plain  # off by default, as in Stockfish
+        uci.configure({"UCI_ShowWDL": True})
+        info = uci.analyse(board, chess.engine.Limit(depth=3))
+    wdl = info["wdl"]
+    assert sum(wdl.relative) == 1000 and wdl.white().wins > 900
+    assert tuple(wdl.relative) == search_wdl(info["score"].relative.score() or 0, board)
+
+
+def test_analyser_and_json_give_wdl(tmp_path: Path) -> None:
+    board = chess.Board("3qk3/4p3/8/8/8/8/8/4K3 w - - 0 1")  # Black is a queen up
+    with Analyser() as analyser:
+        info = analyser.analyse(board, chess.engine.Limit(depth=3))
+    assert info["wdl"].turn == chess.WHITE and info["wdl"].black().wins > 900
+    done = subprocess.run(
+        [*engine_command(), "analyse", board.fen(), "--depth", "3", "--json"],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["wdl"] == list(info["wdl"].relative)
