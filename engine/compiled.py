@@ -339,9 +339,12 @@ FULL_ENV = "CUTOFF_FULL_BUILD"
 
 _CHESS_PATCHES = (
     # Interpreted classes cannot subclass a compiled one unless it allows it:
-    # python-chess's variants and users' code subclass the two board classes.
+    # python-chess's variants and users' code subclass the two board classes. The
+    # copy says that it was modified, and when, as the GPL (section 5a) asks.
     (
         "from __future__ import annotations\n",
+        "# Modified for mypyc by Cutoff's `cutoff compile` (engine/compiled.py, patches of\n"
+        "# 2026-11-29); GPL-3.0-or-later, as python-chess.\n"
         "from __future__ import annotations\n"
         "from mypy_extensions import mypyc_attr as _mypyc_attr\n",
     ),

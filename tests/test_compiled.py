@@ -253,6 +253,8 @@ def test_compile_for_real(tmp_path: Path) -> None:
     result = _cutoff(tmp_path, "compile", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert compiled.stale_modules(str(pkg)) == []
+    notice = (pkg / compiled.FULL_DIR / "chess" / "__init__.py").read_text(encoding="utf-8")
+    assert "Modified for mypyc by Cutoff" in notice.split("from __future__")[0]
     for module in compiled.COMPILED_MODULES:
         assert (pkg / (module + SUFFIX)).exists()
     fast = _cutoff(tmp_path, "bench", "--depth", "5")
@@ -292,3 +294,19 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert edited.returncode == 0, edited.stderr
     assert "see.py changed" in edited.stderr
     assert _bench_nodes(edited.stdout) == _bench_nodes(interpreted.stdout)
+
+
+def test_patched_python_chess_says_it_was_modified(tmp_path: Path) -> None:
+    """The build with python-chess compiles a modified copy of python-chess's core
+    module, which it installs beside the build: the copy must say so (GPL-3.0 section
+    5a), and the patches must still apply to the installed python-chess."""
+    installed = compiled.installed_chess_dir()
+    assert installed is not None
+    copy = tmp_path / "__init__.py"
+    shutil.copy(Path(installed) / "__init__.py", copy)
+    compiled._patch_file(str(copy), compiled._CHESS_PATCHES)
+    text = copy.read_text(encoding="utf-8")
+    head = text[: text.index("from __future__ import annotations")]
+    assert "Modified for mypyc by Cutoff" in head
+    assert "GPL-3.0-or-later" in head
+    compile(text, str(copy), "exec")  # still Python, with the future import first
