@@ -427,7 +427,7 @@ class Tablebases:
         if dtm is None:
             return None
         if dtm == 0:
-            return -2 if board.is_checkmate() else 0
+            return -2 if board.is_check() and board.is_checkmate() else 0
         return 2 if dtm > 0 else -2
 
     # -- the engine's questions
