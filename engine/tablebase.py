@@ -57,6 +57,9 @@ _GAVIOTA_MAX_ZIPPED = 2 * _GAVIOTA_BLOCK + 64
 """A compressed block of 16,384 one-byte entries is smaller than this (LZMA grows
 random data by a few bytes); a larger one in the index is corruption, and a probe
 never reads more than this from a file."""
+_GAVIOTA_LZMA_MEMLIMIT = 64 << 20
+"""What decompressing one block may take: a garbage LZMA header can ask for a
+4 GB dictionary; the tables' blocks need kilobytes."""
 _GAVIOTA_CACHE_BLOCKS = 128
 """Decompressed blocks kept (as python-chess does): 128 x 16,384 entries."""
 
@@ -154,6 +157,25 @@ def _syzygy_problem(path: str, wdl: bool) -> Optional[str]:
     if magic != expected:
         return "not a Syzygy table (bad magic number)"
     return None
+
+
+def _syzygy_non_files(directory: str) -> list[str]:
+    """Notes on what is named like a table but is no file (python-chess skips it)."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    notes = []
+    for name in names:
+        stem, ext = os.path.splitext(name)
+        path = os.path.join(os.path.abspath(directory), name)
+        if (
+            ext in (chess.Board.tbw_suffix, chess.Board.tbz_suffix)
+            and chess.syzygy.is_tablename(stem)
+            and not os.path.isfile(path)
+        ):
+            notes.append(f"SyzygyPath: ignoring {path}: not a regular file")
+    return notes
 
 
 # ---------------------------------------------------------------- Gaviota
@@ -262,7 +284,9 @@ class _GaviotaTables(chess.gaviota.PythonTablebase):
                 properties[1:5] = (4096).to_bytes(4, "little")
                 properties[5:13] = n.to_bytes(8, "little")
                 zipped = bytes(properties) + zipped[15:]
-            packed = lzma.LZMADecompressor().decompress(zipped, max_length=n)
+            packed = lzma.LZMADecompressor(memlimit=_GAVIOTA_LZMA_MEMLIMIT).decompress(
+                zipped, max_length=n
+            )
             if len(packed) < n:
                 raise ValueError(f"block decompresses to {len(packed)} of {n} entries")
             cached.pcache = chess.gaviota.egtb_block_unpack(req.side, n, packed)
@@ -323,6 +347,7 @@ class Tablebases:
                 tables.add_directory(directory)
             except OSError as exc:
                 notes.append(f"SyzygyPath: cannot read {directory}: {exc}")
+            notes.extend(_syzygy_non_files(directory))
         for table, is_wdl in tables.files():
             problem = _syzygy_problem(table.path, is_wdl)
             if problem is not None:

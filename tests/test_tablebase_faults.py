@@ -72,13 +72,18 @@ def copy_tables(directory: Path, *names: str) -> None:
 
 
 @needs_syzygy
-@pytest.mark.parametrize("size", [0, 200, 208], ids=["empty", "truncated", "bad-inside"])
+@pytest.mark.parametrize(
+    "size", [0, 200, 208, -1], ids=["empty", "truncated", "bad-inside", "fifo"]
+)
 def test_unreadable_syzygy_table_is_reported_once_and_ignored(tmp_path: Path, size: int) -> None:
     """200 bytes fails the size check when the path is set; 208 passes it (python-chess
     accepts sizes of 16 mod 64) and fails inside the first probe."""
     tables = tmp_path / "tb"
     copy_tables(tables, "KQvK.rtbz", "KRvK.rtbw", "KRvK.rtbz")
-    (tables / "KQvK.rtbw").write_bytes((SYZYGY / "KQvK.rtbw").read_bytes()[:size])
+    if size < 0:
+        os.mkfifo(tables / "KQvK.rtbw")
+    else:
+        (tables / "KQvK.rtbw").write_bytes((SYZYGY / "KQvK.rtbw").read_bytes()[:size])
     engine, seen = start(tmp_path, ("SyzygyPath", str(tables)))
     lines, _ = search_once(engine, KQK, "go depth 4")
     lines2, _ = search_once(engine, KQK, "go depth 4")
