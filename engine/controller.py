@@ -137,7 +137,7 @@ class Controller:
         self.searcher = Searcher(self.tt)
         self.pool: Optional[HelperPool] = None
         """Lazy SMP helpers when Threads > 1 (their table is shared with ours)."""
-        self.tablebases = Tablebases()
+        self.tablebases = Tablebases(on_fault=self.info_string)
         self.searcher.tablebases = self.tablebases
         self.book: Optional[OpeningBook] = None
         self._random = random.Random()
@@ -271,7 +271,21 @@ class Controller:
     # ------------------------------------------------------------------ search
 
     def go(self, limits: SearchLimits, received_at: float) -> None:
-        """Start a search of the current position on the worker thread."""
+        """Start a search of the current position on the worker thread.
+
+        Whatever goes wrong before the search starts is reported and answered with
+        a legal move (after ``stop`` when the ``go`` waits for one): a GUI forfeits
+        an engine that sends no bestmove.
+        """
+        try:
+            job = self._prepare(limits, received_at)
+        except Exception as exc:
+            self.info_string(f"error in go: {type(exc).__name__}: {exc}; playing a legal move")
+            job = self._fallback_job(limits, received_at)
+        self._start(lambda: self._run_search(job), job)
+
+    def _prepare(self, limits: SearchLimits, received_at: float) -> _Job:
+        """The job of a ``go``: limits, deadlines, book and tables; helpers started."""
         root = self.board.copy(stack=REPETITION_WINDOW_PLIES)
         params = SearchParams(
             max_depth=MAX_DEPTH if limits.depth is None else max(1, min(MAX_DEPTH, limits.depth)),
@@ -321,10 +335,44 @@ class Controller:
         if self.pool is not None and job.decided is None and job.weakness is None:
             self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
             job.helped = True
-        self._start(lambda: self._run_search(job), job)
+        return job
+
+    def _fallback_job(self, limits: SearchLimits, received_at: float) -> _Job:
+        """A job that plays a legal move without searching (``_prepare`` failed).
+
+        Built only from values that cannot fail: no time plan, no book, no tables.
+        """
+        root = self.board.copy(stack=False)
+        legal = list(root.generate_legal_moves())
+        withhold = limits.ponder or limits.is_unbounded()
+        decided = None
+        if legal:
+            decided = IterationInfo(1, 1, 1, 0, BOUND_EXACT, 0, 0, 0, [legal[0]])
+        return _Job(
+            root=root,
+            limits=limits,
+            params=SearchParams(),
+            control=SearchControl(start_time=received_at),
+            chess960=self.chess960,
+            withhold=withhold,
+            deadlines=timeman.Deadlines(timeman.UNLIMITED, received_at),
+            release=threading.Event(),
+            decided=decided,
+        )
 
     def _decide_without_search(self, job: _Job) -> None:
-        """Book and tablebases: a move without a search, or fewer root moves to search."""
+        """Book and tablebases: a move without a search, or fewer root moves to search.
+
+        A failure here costs only the shortcut: it is reported and the search runs.
+        """
+        try:
+            self._book_or_tables(job)
+        except Exception as exc:
+            self.info_string(f"error in book or tablebases: {type(exc).__name__}: {exc}")
+            job.decided = job.tablebase_score = None
+            job.params.root_moves = None
+
+    def _book_or_tables(self, job: _Job) -> None:
         root = job.root
         if self.book is not None:
             move = self.book.choose(root, self.options.get_bool(BOOK_VARIETY))
@@ -367,6 +415,10 @@ class Controller:
         with self._lock:
             job = self._job
             if job is None or not job.limits.ponder:
+                return
+            if job.decided is not None:  # nothing searches (a failed go): answer now
+                job.withhold = False
+                job.release.set()
                 return
             job.limits.ponder = False
             if job.limits.is_unbounded():
@@ -440,7 +492,8 @@ class Controller:
             job.total_nodes = self.searcher.nodes
         if self.pool is not None:
             self.pool.stop()
-            result = self._deeper_helper_result(job, result)
+            if job.decided is None:  # helpers did not search a decided move's root
+                result = self._deeper_helper_result(job, result)
             if job.helped:
                 job.total_nodes += self.pool.nodes()
         job.total_ms = max(0, int((time.monotonic() - job.control.start_time) * 1000))
