@@ -1,0 +1,1 @@
+"""Robustness tools: hostile sessions against the engine process."""
