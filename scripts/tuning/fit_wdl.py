@@ -3,7 +3,7 @@
     python -m scripts.tuning.fit_wdl GAMES.pgn [...] [--holdout 4] [--plot FILE]
                                      [--json FILE] [--write]
 
-The games are match PGNs as ``cutoff-match`` writes them: every move's comment
+The games are match PGNs (plain or gzip'd) as ``cutoff-match`` writes them: every move's comment
 starts with the mover's score (``+0.25/12``, ``-M3/9``). Each scored move gives
 one sample: the mover's score in centipawns, the material on the board before
 the move (engine/wdl.py's ``material``) and the game's result from the mover's
@@ -25,6 +25,7 @@ This script reads games and writes only the files it is asked to.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import sys
@@ -43,7 +44,7 @@ from engine.wdl import MATERIAL_MAX, WdlModel, lichess_winning_chances, material
 from ..common import REPORTED_FAILURES, ToolParser, UsageError, report_failure
 
 DEGREE = 2
-"""Polynomial degree of a(m) and b(m)."""
+"""Polynomial degree of a(m) and b(m) by default (``--degree``)."""
 STEPS = 4000
 LEARNING_RATE = 0.05
 SCORE_LIMIT_CP = 2000
@@ -74,7 +75,8 @@ def read_samples(paths: Sequence[Path], holdout: int) -> tuple[Samples, Samples]
     counts = [0, 0]
     number = 0
     for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
             while (game := chess.pgn.read_game(handle)) is not None:
                 white_result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(
                     game.headers.get("Result", "*")
@@ -103,9 +105,9 @@ def read_samples(paths: Sequence[Path], holdout: int) -> tuple[Samples, Samples]
     return samples(0), samples(1)
 
 
-def _powers(material_count: F64) -> F64:
+def _powers(material_count: F64, degree: int) -> F64:
     m = material_count / MATERIAL_MAX
-    return np.stack([m**i for i in range(DEGREE + 1)], axis=1)
+    return np.stack([m**i for i in range(degree + 1)], axis=1)
 
 
 def _sigmoid(x: F64) -> F64:
@@ -113,19 +115,19 @@ def _sigmoid(x: F64) -> F64:
     return out
 
 
-def fit(samples: Samples) -> WdlModel:
+def fit(samples: Samples, degree: int = DEGREE) -> WdlModel:
     """The maximum-likelihood model for ``samples`` (Adam on the mean negative log-likelihood)."""
-    powers = _powers(samples.material)
+    powers = _powers(samples.material, degree)
     wins = samples.result == 1.0
     losses = samples.result == 0.0
     # Parameters scaled so that one step moves every coefficient alike.
     scale = 100.0
-    theta = np.zeros(2 * (DEGREE + 1))
-    theta[0], theta[DEGREE + 1] = 1.5, 1.0  # a = 150 cp, b = 100 cp
+    theta = np.zeros(2 * (degree + 1))
+    theta[0], theta[degree + 1] = 1.5, 1.0  # a = 150 cp, b = 100 cp
     first, second = np.zeros_like(theta), np.zeros_like(theta)
     for step in range(1, STEPS + 1):
-        a = powers @ theta[: DEGREE + 1] * scale
-        b = np.maximum(powers @ theta[DEGREE + 1 :] * scale, 1.0)
+        a = powers @ theta[: degree + 1] * scale
+        b = np.maximum(powers @ theta[degree + 1 :] * scale, 1.0)
         p_win = _sigmoid((samples.cp - a) / b)
         p_loss = _sigmoid((-samples.cp - a) / b)
         p_draw = np.maximum(1.0 - p_win - p_loss, 1e-9)
@@ -151,8 +153,8 @@ def fit(samples: Samples) -> WdlModel:
         second = 0.999 * second + 0.001 * gradient**2
         corrected = first / (1 - 0.9**step) / (np.sqrt(second / (1 - 0.999**step)) + 1e-12)
         theta -= LEARNING_RATE * corrected
-    a_coefficients = tuple(round(float(c) * scale, 3) for c in theta[: DEGREE + 1])
-    b_coefficients = tuple(round(float(c) * scale, 3) for c in theta[DEGREE + 1 :])
+    a_coefficients = tuple(round(float(c) * scale, 3) for c in theta[: degree + 1])
+    b_coefficients = tuple(round(float(c) * scale, 3) for c in theta[degree + 1 :])
     return WdlModel(a_coefficients, b_coefficients, samples.games, len(samples.cp))
 
 
@@ -263,6 +265,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--holdout", type=int, default=4, help="every Nth game checks the fit")
     parser.add_argument("--plot", type=Path, help="draw the fit and the check to this PNG")
     parser.add_argument("--json", type=Path, help="write the fit and the check as JSON")
+    parser.add_argument(
+        "--degree", type=int, default=DEGREE, help=f"degree of a(m), b(m) (default {DEGREE})"
+    )
     parser.add_argument("--write", action="store_true", help="update engine/wdl.py")
     args = parser.parse_args(argv)
     try:
@@ -272,7 +277,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         fitted, held_out = read_samples(args.pgn, args.holdout)
         if len(fitted.cp) < 50:
             raise UsageError(f"only {len(fitted.cp)} scored moves: too few to fit")
-        model = fit(fitted)
+        model = fit(fitted, args.degree)
         report: dict[str, object] = {
             "model": {
                 "a": model.a,
