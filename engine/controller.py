@@ -231,10 +231,11 @@ class Controller:
         try:
             self.pool = HelperPool(threads, size_mb, self.info_string)
         except (OSError, ValueError) as exc:
-            self.info_string(f"Threads: cannot start helpers ({exc}); searching alone")
+            why = getattr(exc, "strerror", None) or exc
+            self.info_string(f"Threads: cannot start helpers ({why}); searching alone")
             self.tt.resize(size_mb)
             return
-        self.tt.size_mb = size_mb
+        self.tt.size_mb = self.pool.size_mb  # smaller when /dev/shm has less room
         self.tt.use(self.pool.table_words)
 
     def _close_helpers(self) -> None:
