@@ -194,7 +194,7 @@ class Controller:
         self._apply_option(spec, value)
 
     def _apply_option(self, spec: OptionSpec, value: Optional[Value]) -> None:
-        if spec.name == HASH and isinstance(value, int) and value != self.tt.size_mb:
+        if spec.name == HASH and isinstance(value, int) and value != self._hash_mb():
             if self.pool is not None:
                 self._restart_helpers()
             else:
@@ -217,6 +217,10 @@ class Controller:
                 self.info_string(note)
         elif spec.name == SYZYGY_PROBE_LIMIT and isinstance(value, int):
             self.tablebases.probe_limit = value
+
+    def _hash_mb(self) -> int:
+        """The Hash the table was made for (a shared one may be smaller: smp)."""
+        return self.pool.asked_mb if self.pool is not None else self.tt.size_mb
 
     def _restart_helpers(self) -> None:
         """Helpers for the current Threads and Hash (none for one thread)."""

@@ -316,6 +316,7 @@ class HelperPool:
         (with a note; ``self.size_mb`` says). Raises OSError when there is none:
         SharedMemoryFullError when too little shared memory is free."""
         self._note = note
+        self.asked_mb = size_mb
         free = shm_free_bytes()
         self.size_mb = fit_shared_mb(size_mb, free)
         """The shared table's size: the Hash asked for, or what fits in /dev/shm."""

@@ -163,6 +163,12 @@ def test_threads_two_in_a_16_mb_dev_shm_shares_what_fits(
     lines, best, _ = eng.search("go movetime 3000", timeout=60)
     assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
     assert not any("helper" in line for line in lines), lines
+    # The same Hash again (a GUI sets every option before each game): the helpers
+    # and their table stay, and the note is not repeated.
+    eng.send("setoption name Hash value 256")
+    eng.send("isready")
+    _, _, seen = eng.expect("readyok", timeout=60)
+    assert seen == ["readyok"]
     eng.send("quit")
     assert eng.proc.wait(20) == 0
     eng.close()
