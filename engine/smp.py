@@ -43,8 +43,10 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from array import array
+from collections.abc import Iterator
 from multiprocessing import resource_tracker, shared_memory
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
@@ -152,6 +154,52 @@ def _reserve(segment: shared_memory.SharedMemory, size: int) -> None:
                 error.errno, f"no room for a {size // MB} MB shared table in {SHM_DIR}"
             ) from error
         # EOPNOTSUPP, EINVAL...: the filesystem cannot reserve; go on unreserved.
+
+
+@contextlib.contextmanager
+def _relayed_stderr() -> Iterator[None]:
+    """Processes started inside get a pipe for stderr, which a thread of the engine
+    copies to its own: once the engine is gone, what they write goes nowhere. An
+    engine killed between starting a process and sending it its start-up data (a
+    window ``multiprocessing`` leaves open) would otherwise get an EOFError
+    traceback from the orphan's bootstrap, printed on the engine's stderr after
+    its death. (POSIX only; without a stderr to copy to, nothing changes.)"""
+    if os.name != "posix":
+        yield
+        return
+    try:
+        original = os.dup(2)
+    except OSError:
+        yield
+        return
+    source, sink = os.pipe()
+    # The tracker is started now, with the engine's own stderr: it outlives pools.
+    resource_tracker.ensure_running()
+    threading.Thread(
+        target=_relay, args=(source, original), name="cutoff-helper-stderr", daemon=True
+    ).start()
+    sys.stderr.flush()
+    os.dup2(sink, 2)  # what this process writes meanwhile is relayed as well
+    os.close(sink)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(original, 2)
+
+
+def _relay(source: int, target: int) -> None:
+    """Copy ``source`` to ``target`` until every writer has closed ``source``."""
+    try:
+        while chunk := os.read(source, 65536):
+            with contextlib.suppress(OSError):  # a closed stderr: drain all the same
+                while chunk:
+                    chunk = chunk[os.write(target, chunk) :]
+    except OSError:
+        pass
+    finally:
+        os.close(source)
+        os.close(target)
 
 
 def _attach(name: str) -> shared_memory.SharedMemory:
@@ -341,17 +389,18 @@ class HelperPool:
             # after that leaves the name to its helpers to remove (``_helper_main``),
             # before it leaves nothing; only the microseconds between the two lack an
             # owner (then the resource tracker removes the name, with a warning).
-            for index in range(min(threads - 1, MAX_HELPERS)):
-                mine, theirs = context.Pipe()
-                process = context.Process(
-                    target=_helper_main,
-                    args=(index, theirs, os.getpid()),
-                    name=f"cutoff-helper-{index}",
-                    daemon=True,
-                )
-                process.start()
-                theirs.close()
-                self._helpers.append((process, mine, index))
+            with _relayed_stderr():
+                for index in range(min(threads - 1, MAX_HELPERS)):
+                    mine, theirs = context.Pipe()
+                    process = context.Process(
+                        target=_helper_main,
+                        args=(index, theirs, os.getpid()),
+                        name=f"cutoff-helper-{index}",
+                        daemon=True,
+                    )
+                    process.start()
+                    theirs.close()
+                    self._helpers.append((process, mine, index))
             size = segment_bytes(self.size_mb)
             self._segment = shared_memory.SharedMemory(create=True, size=size)
             for _, connection, index in list(self._helpers):
