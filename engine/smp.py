@@ -385,10 +385,11 @@ class HelperPool:
         """The segment as words, its header and its table (empty until it is made)."""
         try:
             # The helpers start first (importing the engine takes them a second), and
-            # the segment's name is sent to them as soon as it exists: an engine killed
-            # after that leaves the name to its helpers to remove (``_helper_main``),
-            # before it leaves nothing; only the microseconds between the two lack an
-            # owner (then the resource tracker removes the name, with a warning).
+            # the segment's name is sent to them as soon as it exists. An engine killed
+            # before the name exists leaves none; killed after it was sent, it leaves
+            # the name to its helpers to remove (``_helper_main``). Only the
+            # microseconds between the two lack an owner: then the resource tracker
+            # removes the name, with a warning.
             with _relayed_stderr():
                 for index in range(min(threads - 1, MAX_HELPERS)):
                     mine, theirs = context.Pipe()
