@@ -38,7 +38,13 @@ FENS = (
     "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
     "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
     "8/8/8/4k3/8/8/8/KQ6 w - - 0 1",
+    "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+    "rnbqkb1r/ppp1pppp/5n2/3p4/3P4/5N2/PPP1PPPP/RNBQKB1R w KQkq - 2 3",
+    "8/5pk1/6p1/8/8/6P1/5PK1/8 w - - 0 1",
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1",
 )
+"""Two chunks of positions (engine.cli.CHUNK_SIZE 4): both analysis workers start."""
 FULL_LIBRARY = compiled.FULL_GROUP + "__mypyc"
 """The shared library of the build with python-chess, in the map of a process
 that runs it."""
@@ -94,9 +100,10 @@ class _Watcher:
 
 
 def _run(
-    command: list[str], env: dict[str, str], cwd: Path, stdin: Optional[str] = None
+    command: list[str], env: dict[str, str], cwd: Path, uci: Optional[str] = None
 ) -> tuple[str, str, dict[int, bool]]:
-    """Run ``command``; its stdout, stderr and the watcher's findings."""
+    """Run ``command``; its stdout, stderr and the watcher's findings. ``uci``: a
+    session's commands, sent at once; ``quit`` follows the ``bestmove``."""
     process = subprocess.Popen(
         command,
         cwd=cwd,
@@ -107,9 +114,23 @@ def _run(
         text=True,
     )
     watcher = _Watcher(process.pid)
+    timer = threading.Timer(600, process.kill)  # (a hung engine fails the test)
+    timer.start()
     try:
-        out, err = process.communicate(stdin, timeout=600)
+        head = ""
+        if uci is not None:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(uci)
+            process.stdin.flush()
+            while not head.endswith("\n") or not head.splitlines()[-1].startswith("bestmove"):
+                line = process.stdout.readline()
+                if not line:
+                    break
+                head += line
+        out, err = process.communicate("quit\n" if uci is not None else None)
+        out = head + out
     finally:
+        timer.cancel()
         if process.poll() is None:
             process.kill()
             process.wait()
@@ -128,11 +149,11 @@ def _check(
     analyse = [str(cutoff), "analyse", "--quiet", "--json", "--depth", "5", str(fens)]
     out, _, workers = _run([*analyse, "--jobs", "2"], env, cwd)
     records = _records(out)
-    assert [record["index"] for record in records] == [1, 2, 3], f"{mode}: {out}"
+    assert [record["index"] for record in records] == list(range(1, len(FENS) + 1)), out
     assert len(workers) == 2, f"{mode}: analysis workers {workers}"
     assert set(workers.values()) == {full}, f"{mode}: analysis workers {workers}"
     uci = "uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 5\n"
-    out, _, helpers = _run([str(cutoff)], env, cwd, stdin=uci + "isready\nquit\n")
+    out, _, helpers = _run([str(cutoff)], env, cwd, uci=uci)
     assert "bestmove " in out and "helper" not in out, f"{mode}: {out}"
     assert len(helpers) == 1 and set(helpers.values()) == {full}, f"{mode}: helpers {helpers}"
     if dask:
