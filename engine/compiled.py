@@ -333,6 +333,15 @@ FULL_GROUP = "cutoff_full"
 of FULL_DIR, beside ``chess/`` (a library inside the package it implements would
 import that package while it is being imported, without end)."""
 
+FULL_MODULES = "engine-modules"
+"""In FULL_DIR: the extensions of the search's modules, which ``use_full_build``
+puts on the ``engine`` package's path. Not ``engine``: FULL_DIR is on ``sys.path``,
+also in the processes the ``cutoff`` process starts (``spawn`` hands them its
+``sys.path``), and a folder named ``engine`` there is a namespace package that an
+editable install's finder, which comes after ``sys.path``, cannot outrun: their
+``import engine`` found no ``ENGINE_AUTHOR``. A name with a hyphen imports as
+nothing."""
+
 FULL_ENV = "CUTOFF_FULL_BUILD"
 """Set to 1 by ``use_full_build``, so that the processes the ``cutoff`` process starts
 (Lazy SMP helpers, analysis workers) load the same build; a user's 0 turns it off."""
@@ -426,6 +435,10 @@ def full_build(pkg: Optional[str] = None) -> tuple[Optional[str], str]:
         return None, "its manifest is unreadable: run `cutoff compile`"
     if python != sys.version.split()[0]:
         return None, f"compiled for Python {python}: run `cutoff compile`"
+    if not os.path.isdir(os.path.join(root, FULL_MODULES)):
+        # Built before FULL_MODULES (its modules in an engine/ folder): loaded, it
+        # would break the processes the cutoff process starts.
+        return None, "built by an older Cutoff: run `cutoff compile`"
     changed = _changed_sources(pkg, engine_hashes)
     if changed:
         return None, f"{changed[0]}.py changed since the build: run `cutoff compile`"
@@ -442,7 +455,7 @@ def _forget_full_build(root: str) -> None:
     if root in sys.path:
         sys.path.remove(root)
     engine_path = getattr(sys.modules.get(_PACKAGE), "__path__", None)
-    shims = os.path.join(root, _PACKAGE)
+    shims = os.path.join(root, FULL_MODULES)
     if engine_path is not None and shims in engine_path:
         engine_path.remove(shims)
     for name in list(sys.modules):
@@ -471,11 +484,12 @@ def use_full_build(pkg: Optional[str] = None) -> bool:
             sys.stderr.write(f"cutoff: the build with python-chess is not used: {reason}\n")
         return False
     # chess and the group's library are found at the top of the folder; the search's
-    # modules in its engine/ folder, ahead of the engine-only build beside the sources.
-    sys.path.insert(0, root)
+    # modules in FULL_MODULES, ahead of the engine-only build beside the sources.
+    if root not in sys.path:  # (a started process has its parent's sys.path)
+        sys.path.insert(0, root)
     engine_path = getattr(sys.modules.get(_PACKAGE), "__path__", None)
     if engine_path is not None:
-        engine_path.insert(0, os.path.join(root, _PACKAGE))
+        engine_path.insert(0, os.path.join(root, FULL_MODULES))
     try:
         import chess  # noqa: F401 (the compiled copy, or the error below)
     except Exception as error:  # a broken build must not stop the engine
@@ -562,11 +576,11 @@ def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) ->
             os.path.join(target, "chess"),
             ignore=shutil.ignore_patterns("__pycache__", "*.c", "*.h"),
         )
-        os.makedirs(os.path.join(target, _PACKAGE))
+        os.makedirs(os.path.join(target, FULL_MODULES))
         shutil.copy2(library, target)
         for shim in shims:
             assert shim is not None
-            shutil.copy2(shim, os.path.join(target, _PACKAGE))
+            shutil.copy2(shim, os.path.join(target, FULL_MODULES))
         manifest = {
             "sources": engine_hashes,
             "chess": chess_hashes,

@@ -200,7 +200,7 @@ class Controller:
         self._apply_option(spec, value)
 
     def _apply_option(self, spec: OptionSpec, value: Optional[Value]) -> None:
-        if spec.name == HASH and isinstance(value, int) and value != self.tt.size_mb:
+        if spec.name == HASH and isinstance(value, int) and value != self._hash_mb():
             if self.pool is not None:
                 self._restart_helpers()
             else:
@@ -224,6 +224,10 @@ class Controller:
         elif spec.name == SYZYGY_PROBE_LIMIT and isinstance(value, int):
             self.tablebases.probe_limit = value
 
+    def _hash_mb(self) -> int:
+        """The Hash the table was made for (a shared one may be smaller: smp)."""
+        return self.pool.asked_mb if self.pool is not None else self.tt.size_mb
+
     def _restart_helpers(self) -> None:
         """Helpers for the current Threads and Hash (none for one thread)."""
         size_mb = self.options.get_int(HASH)
@@ -237,10 +241,11 @@ class Controller:
         try:
             self.pool = HelperPool(threads, size_mb, self.info_string)
         except (OSError, ValueError) as exc:
-            self.info_string(f"Threads: cannot start helpers ({exc}); searching alone")
+            why = getattr(exc, "strerror", None) or exc
+            self.info_string(f"Threads: cannot start helpers ({why}); searching alone")
             self.tt.resize(size_mb)
             return
-        self.tt.size_mb = size_mb
+        self.tt.size_mb = self.pool.size_mb  # smaller when /dev/shm has less room
         self.tt.use(self.pool.table_words)
 
     def _close_helpers(self) -> None:

@@ -21,20 +21,33 @@ deeper iteration than the main search by then, its move is played (see
 ``HelperPool.deepest``). Its ``info`` counts the helpers' nodes too. When the
 main search ends, the stop flag ends the helpers.
 
+The table must fit in /dev/shm, a tmpfs that a container may keep small (Docker:
+64 MB), where a write to a page the filesystem has no room for is a SIGBUS. So the
+pool checks the free space first (``fit_shared_mb``: a smaller table that fits,
+with a note, or none: the caller searches alone) and has every page of the segment
+backed at once (``posix_fallocate``), so that no later write can fail.
+
 Nothing outlives the engine: the segment's name is removed as soon as every
 helper has attached (the memory lives on while mapped, and a killed engine
-leaves nothing in /dev/shm), and a helper exits when its parent is gone. A
-helper that dies is dropped with a note; the others go on. This module must not
-print: notes go to the caller.
+leaves nothing in /dev/shm), and a helper exits when its parent is gone, quietly
+(no traceback, no resource-tracker warning), removing the name itself if the
+engine was killed before it could. A helper that dies is dropped with a note; the
+others go on. This module must not print: notes go to the caller.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import multiprocessing
 import os
+import signal
+import sys
+import threading
 import time
-from multiprocessing import shared_memory
+from array import array
+from collections.abc import Iterator
+from multiprocessing import resource_tracker, shared_memory
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
@@ -49,6 +62,19 @@ from engine.search import (
     SearchParams,
 )
 from engine.tt import TranspositionTable, entries_for
+
+SHM_DIR = "/dev/shm"
+"""Where ``multiprocessing.shared_memory`` puts its segments on Linux (glibc's
+``shm_open``): a tmpfs whose size bounds the shared table. Docker gives a container
+64 MB; a write to a page of a segment that tmpfs has no room for kills the process
+with SIGBUS. (Elsewhere, macOS say, there is no such folder and no such check.)"""
+MB = 1 << 20
+SHM_KEEP_FREE_SHARE = 8
+"""The shared table leaves an eighth of the free shared memory (at least ``MB``) to
+the other users of /dev/shm: multiprocessing's semaphores, another engine."""
+MIN_SHARED_MB = 8
+"""A shared table smaller than this (and than the Hash asked for) is not worth a
+helper: the engine searches alone with its whole Hash in its own memory instead."""
 
 HEADER_WORDS = 136
 """Words before the table: the flags and two words per helper (see the module doc)."""
@@ -82,11 +108,125 @@ PARENT_CHECK_POLLS = 32
 """A searching helper checks every this many polls that its parent still lives."""
 
 
+def segment_bytes(size_mb: int) -> int:
+    """Bytes of a pool's segment: the header and a table of ``size_mb``."""
+    return (HEADER_WORDS + 2 * entries_for(size_mb)) * 8
+
+
+def shm_free_bytes(path: str = SHM_DIR) -> Optional[int]:
+    """Bytes free for shared memory (``statvfs`` of ``path``), None when unknown."""
+    try:
+        stats = os.statvfs(path)
+    except (OSError, AttributeError):  # no such folder; no statvfs (Windows)
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def fit_shared_mb(size_mb: int, free: Optional[int]) -> int:
+    """The size of the shared table for a ``Hash`` of ``size_mb`` when ``free``
+    bytes of shared memory are free: ``size_mb`` if it fits (or ``free`` is unknown)
+    beside what is left to others, else the most that does; 0 when that is less
+    than ``MIN_SHARED_MB`` and than ``size_mb``: no room to share a table."""
+    if free is None:
+        return size_mb
+    room = free - max(MB, free // SHM_KEEP_FREE_SHARE) - HEADER_WORDS * 8
+    fit = min(size_mb, max(0, room) // MB)
+    return fit if fit >= min(size_mb, MIN_SHARED_MB) else 0
+
+
+class SharedMemoryFullError(OSError):
+    """Too little shared memory is free for a shared table (see ``fit_shared_mb``)."""
+
+
+def _reserve(segment: shared_memory.SharedMemory, size: int) -> None:
+    """Have the filesystem back every page of a new segment now, so that no later
+    write can find it full (SIGBUS): ``ftruncate`` only sets the size. Raises
+    SharedMemoryFullError when it cannot; where the call or the filesystem lacks
+    this, the free-space check before is all there is."""
+    fd = getattr(segment, "_fd", -1)  # POSIX: the segment's descriptor, kept open
+    if fd < 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
+            raise SharedMemoryFullError(
+                error.errno, f"no room for a {size // MB} MB shared table in {SHM_DIR}"
+            ) from error
+        # EOPNOTSUPP, EINVAL...: the filesystem cannot reserve; go on unreserved.
+
+
+@contextlib.contextmanager
+def _relayed_stderr() -> Iterator[None]:
+    """Processes started inside get a pipe for stderr, which a thread of the engine
+    copies to its own: once the engine is gone, what they write goes nowhere. An
+    engine killed between starting a process and sending it its start-up data (a
+    window ``multiprocessing`` leaves open) would otherwise get an EOFError
+    traceback from the orphan's bootstrap, printed on the engine's stderr after
+    its death. (POSIX only; without a stderr to copy to, nothing changes.)"""
+    if os.name != "posix":
+        yield
+        return
+    try:
+        original = os.dup(2)
+    except OSError:
+        yield
+        return
+    source, sink = os.pipe()
+    # The tracker is started now, with the engine's own stderr: it outlives pools.
+    resource_tracker.ensure_running()
+    threading.Thread(
+        target=_relay, args=(source, original), name="cutoff-helper-stderr", daemon=True
+    ).start()
+    sys.stderr.flush()
+    os.dup2(sink, 2)  # what this process writes meanwhile is relayed as well
+    os.close(sink)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(original, 2)
+
+
+def _relay(source: int, target: int) -> None:
+    """Copy ``source`` to ``target`` until every writer has closed ``source``."""
+    try:
+        while chunk := os.read(source, 65536):
+            with contextlib.suppress(OSError):  # a closed stderr: drain all the same
+                while chunk:
+                    chunk = chunk[os.write(target, chunk) :]
+    except OSError:
+        pass
+    finally:
+        os.close(source)
+        os.close(target)
+
+
 def _attach(name: str) -> shared_memory.SharedMemory:
-    """Attach to the pool's segment. (Python registers it with the resource tracker
-    the engine shares with its helpers; that is harmless, since the creator removes
-    the name, which also takes it off the tracker's list.)"""
-    return shared_memory.SharedMemory(name=name)
+    """Attach to the pool's segment without registering it with the resource tracker
+    the engine shares with its helpers: only the engine registers it, and the one
+    process that removes its name takes it off the tracker's list, so the tracker has
+    nothing to warn about at exit however the engine ends (see ``_remove_name``)."""
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    register = resource_tracker.register
+    resource_tracker.register = _not_registered  # shared_memory looks it up at the call
+    try:
+        return shared_memory.SharedMemory(name=name)
+    finally:
+        resource_tracker.register = register
+
+
+def _not_registered(name: object, rtype: str) -> None:
+    """``resource_tracker.register`` while a helper attaches: it does not."""
+
+
+def _remove_name(segment: shared_memory.SharedMemory) -> None:
+    """Remove the segment's name from /dev/shm, once the engine is gone before it
+    could (killed while its helpers started). Only the first helper to try succeeds;
+    ``unlink`` takes the name off the tracker's list only when it did."""
+    with contextlib.suppress(OSError):
+        segment.unlink()
 
 
 class _Helper:
@@ -94,14 +234,14 @@ class _Helper:
     obeys the shared stop flag and keeps ahead of the main search. (Hooks, not a
     subclass: the compiled ``Searcher`` cannot be subclassed by interpreted code.)"""
 
-    def __init__(self, tt: TranspositionTable, header: memoryview, index: int) -> None:
+    def __init__(self, tt: TranspositionTable, header: memoryview, index: int, parent: int) -> None:
         self.searcher = Searcher(tt)
         self.searcher.on_poll = self._poll
         self.searcher.skip_ahead = self._next_depth
         self._header = header
         self._slot = HELPER_WORD + WORDS_PER_HELPER * index
         self._lead = 1 + index % 2
-        self._parent = os.getppid()
+        self._parent = parent
         self._polls = 0
 
     def _next_depth(self, depth: int) -> int:
@@ -124,18 +264,60 @@ class _Helper:
             os._exit(0)  # the engine is gone: nobody needs this search
 
 
-def _helper_main(name: str, index: int, size_mb: int, connection: Connection) -> None:
-    """A helper process: attach, say ready, then search every root it is sent."""
-    segment = _attach(name)
+def _helper_main(index: int, connection: Connection, parent: int) -> None:
+    """A helper process: wait for the segment's name, attach, say ready, then
+    search every root it is sent.
+
+    ``parent`` is the engine's process id (``os.getppid()`` here could already be
+    another's, were the engine killed while this process started). However the
+    engine ends, a helper ends quietly: no traceback, no warning, no name left in
+    /dev/shm."""
+    # Ctrl-C in a terminal reaches every process of the group: the engine ends its
+    # helpers itself (and they end when it is gone), so they do not take it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        message = connection.recv()  # sent before this process is even up
+        if message[0] != "segment":
+            return
+        _, name, size_mb = message
+        segment = _attach(name)
+    except (EOFError, OSError, ValueError):
+        # The engine is gone before it sent the name, or another helper has
+        # removed the name since (see below).
+        connection.close()
+        return
+    try:
+        if os.getppid() != parent:
+            _remove_name(segment)
+            return
+        _serve(segment, index, size_mb, connection, parent)
+    except (EOFError, OSError):
+        # The engine is gone (a broken pipe): it may have died before removing the
+        # name. After a normal start the name is gone already and this does nothing.
+        if os.getppid() != parent:
+            _remove_name(segment)
+    finally:
+        connection.close()
+        segment.close()
+
+
+def _serve(
+    segment: shared_memory.SharedMemory,
+    index: int,
+    size_mb: int,
+    connection: Connection,
+    parent: int,
+) -> None:
+    """The helper's loop over the attached segment; every view of the segment is
+    released on the way out, so that the segment can close (else BufferError)."""
     assert segment.buf is not None
     words = segment.buf.cast("Q")
     header = words[:HEADER_WORDS]
     table = TranspositionTable(size_mb, words=words[HEADER_WORDS:])
-    helper = _Helper(table, header, index)
+    helper = _Helper(table, header, index, parent)
     searcher = helper.searcher
-    parent = os.getppid()
-    connection.send(("ready", index))
     try:
+        connection.send(("ready", index))
         while True:
             if not connection.poll(1.0):
                 if os.getppid() != parent:
@@ -162,44 +344,76 @@ def _helper_main(name: str, index: int, size_mb: int, connection: Connection) ->
             except Exception:
                 nodes = searcher.nodes
             connection.send(("done", nodes, depth))
-    except (EOFError, OSError):
-        return
     finally:
         # The hooks are bound methods of the helper, a cycle that would keep the
         # views of the segment alive past ``del``; the segment closes only without them.
         searcher.on_poll = searcher.skip_ahead = None
+        table_words = table.words
+        table.use(array("Q", bytes(16)))
         del header, table, searcher, helper
+        if isinstance(table_words, memoryview):
+            table_words.release()
         words.release()
-        segment.close()
 
 
 class HelperPool:
     """``threads - 1`` helper processes around one shared table (see the module doc)."""
 
     def __init__(self, threads: int, size_mb: int, note: Callable[[str], None]) -> None:
+        """The shared table is ``size_mb`` or, when /dev/shm has less room, smaller
+        (with a note; ``self.size_mb`` says). Raises OSError when there is none:
+        SharedMemoryFullError when too little shared memory is free."""
         self._note = note
-        self.size_mb = size_mb
-        count = entries_for(size_mb)
-        self._segment = shared_memory.SharedMemory(create=True, size=(HEADER_WORDS + 2 * count) * 8)
-        assert self._segment.buf is not None
-        self._words = self._segment.buf.cast("Q")
-        self._header = self._words[:HEADER_WORDS]
-        self.table_words: memoryview = self._words[HEADER_WORDS:]
+        self.asked_mb = size_mb
+        free = shm_free_bytes()
+        self.size_mb = fit_shared_mb(size_mb, free)
+        """The shared table's size: the Hash asked for, or what fits in /dev/shm."""
+        if not self.size_mb:
+            raise SharedMemoryFullError(
+                errno.ENOSPC, f"{SHM_DIR} has {(free or 0) // MB} MB free, too little to share"
+            )
+        if self.size_mb < size_mb:
+            note(
+                f"Hash: {SHM_DIR} has {(free or 0) // MB} MB free: the shared table is "
+                f"{self.size_mb} MB, not {size_mb}"
+            )
         context = multiprocessing.get_context("spawn")
         self._helpers: list[tuple[Any, Connection, int]] = []
         self._busy: set[int] = set()
+        self._segment: Optional[shared_memory.SharedMemory] = None
+        self._words = self._header = self.table_words = memoryview(array("Q"))
+        """The segment as words, its header and its table (empty until it is made)."""
         try:
-            for index in range(min(threads - 1, MAX_HELPERS)):
-                mine, theirs = context.Pipe()
-                process = context.Process(
-                    target=_helper_main,
-                    args=(self._segment.name, index, size_mb, theirs),
-                    name=f"cutoff-helper-{index}",
-                    daemon=True,
-                )
-                process.start()
-                theirs.close()
-                self._helpers.append((process, mine, index))
+            # The helpers start first (importing the engine takes them a second), and
+            # the segment's name is sent to them as soon as it exists. An engine killed
+            # before the name exists leaves none; killed after it was sent, it leaves
+            # the name to its helpers to remove (``_helper_main``). Only the
+            # microseconds between the two lack an owner: then the resource tracker
+            # removes the name, with a warning.
+            with _relayed_stderr():
+                for index in range(min(threads - 1, MAX_HELPERS)):
+                    mine, theirs = context.Pipe()
+                    process = context.Process(
+                        target=_helper_main,
+                        args=(index, theirs, os.getpid()),
+                        name=f"cutoff-helper-{index}",
+                        daemon=True,
+                    )
+                    process.start()
+                    theirs.close()
+                    self._helpers.append((process, mine, index))
+            size = segment_bytes(self.size_mb)
+            self._segment = shared_memory.SharedMemory(create=True, size=size)
+            for _, connection, index in list(self._helpers):
+                try:
+                    connection.send(("segment", self._segment.name, self.size_mb))
+                except OSError:
+                    self._drop(index, "did not start")
+            _reserve(self._segment, size)
+            assert self._segment.buf is not None
+            self._words = self._segment.buf.cast("Q")
+            self._header = self._words[:HEADER_WORDS]
+            self.table_words = self._words[HEADER_WORDS:]
             deadline = time.monotonic() + START_TIMEOUT_S
             for _, connection, index in list(self._helpers):
                 try:
@@ -217,7 +431,9 @@ class HelperPool:
         finally:
             # Every helper has mapped the segment (or is gone): its name can go, so
             # that nothing is left in /dev/shm however the engine ends.
-            self._segment.unlink()
+            if self._segment is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    self._segment.unlink()
 
     @property
     def helpers(self) -> int:
@@ -298,7 +514,8 @@ class HelperPool:
 
     def close(self) -> None:
         """Stop and end every helper and release the shared memory."""
-        self.stop()
+        if len(self._header):
+            self.stop()
         for _, connection, _ in self._helpers:
             with contextlib.suppress(Exception):
                 connection.send(("quit",))
@@ -313,12 +530,18 @@ class HelperPool:
         self.table_words.release()
         self._header.release()
         self._words.release()
-        with contextlib.suppress(Exception):
-            self._segment.close()
+        if self._segment is not None:
+            with contextlib.suppress(Exception):
+                self._segment.close()
 
 
 def make_pool(threads: int, size_mb: int, note: Callable[[str], None]) -> Optional[HelperPool]:
-    """A pool for ``threads`` (None for one thread: no helpers, no shared memory)."""
+    """A pool for ``threads``; None for one thread (no helpers, no shared memory),
+    and, with a note, when there is no room for the shared table."""
     if threads <= 1:
         return None
-    return HelperPool(threads, size_mb, note)
+    try:
+        return HelperPool(threads, size_mb, note)
+    except OSError as error:
+        note(f"Threads: cannot start helpers ({error.strerror or error}); searching alone")
+        return None

@@ -166,11 +166,11 @@ def _fake_full_build(pkg: Path, engine_hashes: dict[str, str] | None = None) -> 
     """A stand-in build with python-chess (garbage extensions) and its manifest."""
     full = pkg / compiled.FULL_DIR
     (full / "chess").mkdir(parents=True)
-    (full / "engine").mkdir()
+    (full / compiled.FULL_MODULES).mkdir()
     (full / (compiled.FULL_GROUP + "__mypyc" + SUFFIX)).write_bytes(b"not an extension")
     (full / "chess" / ("__init__" + SUFFIX)).write_bytes(b"not an extension")
     for module in compiled.COMPILED_MODULES:
-        (full / "engine" / (module + SUFFIX)).write_bytes(b"not an extension")
+        (full / compiled.FULL_MODULES / (module + SUFFIX)).write_bytes(b"not an extension")
     if engine_hashes is None:
         engine_hashes = {
             module: hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
@@ -219,6 +219,19 @@ def test_broken_full_build_falls_back(tmp_path: Path) -> None:
     )
     assert off.returncode == 0, off.stderr
     assert "python-chess" not in off.stderr
+
+
+def test_a_full_build_with_an_engine_folder_is_not_loaded(tmp_path: Path) -> None:
+    """A build with python-chess made before its modules moved out of ``_full/engine``:
+    on ``sys.path`` (the processes the cutoff process starts inherit it) that folder
+    is a namespace package ``engine`` ahead of an editable install's finder."""
+    pkg = _copy_package(tmp_path)
+    _fake_full_build(pkg)
+    full = pkg / compiled.FULL_DIR
+    (full / compiled.FULL_MODULES).rename(full / "engine")
+    assert compiled.full_build(str(pkg)) == (None, "built by an older Cutoff: run `cutoff compile`")
+    status = _cutoff(tmp_path, "compile", "--status")
+    assert "the build with python-chess: built by an older Cutoff" in status.stdout
 
 
 def test_this_process_runs_interpreted_without_a_build() -> None:
