@@ -103,7 +103,9 @@ def _logistic(x: float) -> float:
 
 # Fitted by `python -m scripts.tuning.fit_wdl` (docs/analysis.md, "Win/draw/loss"):
 # the figures are replaced by the fit's output, never edited by hand.
-CUTOFF_MODEL: Final = WdlModel(a=(581.989, -1264.985, 906.586), b=(282.285, -369.787, 400.973), games=174, positions=19825)
+CUTOFF_MODEL: Final = WdlModel(
+    a=(581.989, -1264.985, 906.586), b=(282.285, -369.787, 400.973), games=174, positions=19825
+)
 
 
 def search_wdl(

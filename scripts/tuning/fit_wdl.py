@@ -206,18 +206,21 @@ def check(model: WdlModel, samples: Samples) -> dict[str, object]:
 
 
 def model_line(model: WdlModel) -> str:
-    """The line of engine/wdl.py that holds the fitted model."""
-    return (
-        f"CUTOFF_MODEL: Final = WdlModel(a={model.a}, b={model.b}, "
-        f"games={model.games}, positions={model.positions})"
-    )
+    """The statement of engine/wdl.py that holds the fitted model, as ruff formats it
+    (one line when it fits in 100 characters)."""
+    arguments = f"a={model.a}, b={model.b}, games={model.games}, positions={model.positions}"
+    line = f"CUTOFF_MODEL: Final = WdlModel({arguments})"
+    return line if len(line) <= 100 else f"CUTOFF_MODEL: Final = WdlModel(\n    {arguments}\n)"
+
+
+_MODEL_STATEMENT = re.compile(r"^CUTOFF_MODEL: Final = WdlModel\((?:[^()]|\([^()]*\))*\)", re.M)
 
 
 def write_model(model: WdlModel, path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    new, count = re.subn(r"^CUTOFF_MODEL: Final = .*$", model_line(model), text, flags=re.M)
+    new, count = _MODEL_STATEMENT.subn(lambda _: model_line(model), text, count=1)
     if count != 1:
-        raise UsageError(f"{path}: no single CUTOFF_MODEL line to replace")
+        raise UsageError(f"{path}: no CUTOFF_MODEL statement to replace")
     path.write_text(new, encoding="utf-8")
 
 
