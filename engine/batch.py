@@ -4,7 +4,8 @@
 it analyses a list of ``PositionTask``s with this process's ``Analyser`` (kept
 between chunks; every position starts from an empty hash table, so a result never
 depends on what ran before it, on ``--jobs`` or on ``--resume``) and returns one
-record per position: a plain dict with the position, the search figures, scores
+record per position: a plain dict with the position (``fen``; with ``start_fen`` and
+``moves`` when it was reached by moves, as in a game), the search figures, scores
 from White's and from the side to move's view, and the PV in UCI and SAN.
 
 The writers turn records into JSON Lines, CSV or a readable table, one flushed
@@ -68,14 +69,19 @@ def _line(board: chess.Board, info: chess.engine.InfoDict) -> Record:
 
 
 def analyse_task(analyser: Analyser, task: PositionTask, settings: BatchSettings) -> Record:
-    """The record of one position (an ``error`` field if it could not be analysed)."""
+    """The record of one position (an ``error`` field if it is not one that can be
+    analysed: bad input, an illegal position)."""
     record: Record = {"index": task.index, "source": task.source, "fen": task.fen}
     if task.moves:
+        record["start_fen"] = task.start_fen
         record["moves"] = list(task.moves)
     if task.ops:
         record["ops"] = dict(task.ops)
         if "id" in task.ops:
             record["id"] = task.ops["id"]
+    if task.error is not None:
+        record["error"] = task.error
+        return record
     try:
         board = task.board()
         analyser.clear()
@@ -84,8 +90,6 @@ def analyse_task(analyser: Analyser, task: PositionTask, settings: BatchSettings
         record["error"] = f"{type(exc).__name__}: {exc}"
         return record
     infos = result if isinstance(result, list) else [result]
-    if task.moves:
-        record["position"] = board.fen()
     lines = [_line(board, info) for info in infos]
     first, main = lines[0], infos[0]
     record.update(
@@ -141,6 +145,7 @@ CSV_FIELDS = (
     "source",
     "id",
     "fen",
+    "start_fen",
     "moves",
     "multipv",
     "depth",
@@ -190,7 +195,10 @@ def _csv_row(record: Record, line: Record) -> list[object]:
     score = line.get("score", {})
     white = line.get("score_white", {})
     values = {
-        **{name: record.get(name, "") for name in ("index", "source", "id", "fen", "error")},
+        **{
+            name: record.get(name, "")
+            for name in ("index", "source", "id", "fen", "start_fen", "error")
+        },
         "moves": " ".join(record.get("moves", [])),
         "multipv": line.get("multipv", 1 if "error" not in record else ""),
         "depth": line.get("depth", ""),

@@ -7,27 +7,33 @@ position finishes, with a progress bar on stderr when stderr is a terminal;
 ``annotate`` analyses every position of each game of a PGN file
 (engine.analysis) and writes it annotated (engine.annotate); ``bench`` runs
 engine.bench; ``compile`` runs engine.compiled. Bad input is reported on stderr,
-one line each, with its file and line or game, and the rest goes on. Exit status:
-0 all done, 1 some input or position failed, 2 bad command line, 130 interrupted
-(what was finished is written). This module is imported only when ``cutoff`` has
-arguments, so the UCI start-up does not pay for argparse.
+one line each, with its file and line or game, and the rest goes on; output paths
+are checked before any work starts. Exit status: 0 all done, 1 some input or
+position failed (or there was none), 2 bad command line or output path, 130
+interrupted, 143 terminated (what was finished is written either way; a second
+Ctrl-C or SIGTERM ends the process at once). This module is imported only when
+``cutoff`` has arguments, so the UCI start-up does not pay for argparse.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, Optional, TextIO
 
 import chess.engine
 
 from engine import __version__
+from engine.options import HASH_MAX_MB, MAX_THREADS
 
 if TYPE_CHECKING:
     import chess.pgn
@@ -38,9 +44,19 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
 DEFAULT_DEPTH = 8
-CHUNK_SIZE = 4
-"""Positions per task sent to a worker process: fewer round trips, still balanced."""
+DASK_CHUNK_SIZE = 4
+"""Positions per task sent to a Dask worker: each task costs the scheduler ~10 ms.
+(Local ``--jobs`` workers get one position at a time, so each is written as it ends.)"""
+MAX_JOBS = 2 * (os.cpu_count() or 1)
+"""More worker processes than this only share the same cores (and memory)."""
+WORKER_MEMORY_MB = 80
+"""What a worker process takes besides its hash table (Python, python-chess, Cutoff)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that what was finished is written."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +77,21 @@ def _positive(text: str) -> int:
     return value
 
 
+def _at_most(limit: int, why: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to ``limit``."""
+
+    def parse(text: str) -> int:
+        value = _positive(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"at most {limit} ({why}), not {value}")
+        return value
+
+    return parse
+
+
+_hash_mb = _at_most(HASH_MAX_MB, "the Hash option's maximum")
+
+
 def _add_limits(parser: argparse.ArgumentParser, mate: bool = True) -> None:
     group = parser.add_argument_group("search limits (the first one reached ends a search)")
     group.add_argument("--depth", type=_positive, help=f"plies (default {DEFAULT_DEPTH})")
@@ -68,7 +99,7 @@ def _add_limits(parser: argparse.ArgumentParser, mate: bool = True) -> None:
     group.add_argument("--movetime", type=_positive, metavar="MS", help="ms per position")
     if mate:
         group.add_argument("--mate", type=_positive, metavar="N", help="look for mate in N")
-    parser.add_argument("--hash", type=_positive, default=16, metavar="MB", help="TT size")
+    parser.add_argument("--hash", type=_hash_mb, default=16, metavar="MB", help="TT size")
 
 
 def _limit(args: argparse.Namespace) -> chess.engine.Limit:
@@ -159,7 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="skip positions already in --output (JSON or CSV)"
     )
     analyse.add_argument(
-        "--jobs", type=_positive, default=1, metavar="N", help="worker processes (default 1)"
+        "--jobs",
+        type=_at_most(MAX_JOBS, "twice the CPUs here"),
+        default=1,
+        metavar="N",
+        help="worker processes (default 1)",
     )
     analyse.add_argument(
         "--threads",
@@ -250,12 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
         "engine's signature), nodes per second and the effective branching factor.",
     )
     bench.add_argument("--depth", type=_positive, help="default 8")
-    bench.add_argument("--hash", type=_positive, default=16, metavar="MB")
+    bench.add_argument("--hash", type=_hash_mb, default=16, metavar="MB")
     bench.add_argument("--positions", type=_positive, metavar="K", help="the first K only")
     bench.add_argument("--plain", action="store_true", help="every pruning and reduction off")
     bench.add_argument(
         "--threads",
-        type=_positive,
+        type=_at_most(MAX_THREADS, "the Threads option's maximum: the CPUs here"),
         default=1,
         metavar="N",
         help="searchers (Lazy SMP helpers beyond 1; nodes then vary)",
@@ -298,8 +333,59 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("cutoff: interrupted; what was finished is written\n")
         return EXIT_INTERRUPTED
+    except Terminated:
+        sys.stderr.write("cutoff: terminated; what was finished is written\n")
+        return EXIT_TERMINATED
     except BrokenPipeError:
         return EXIT_OK
+    except MemoryError:
+        sys.stderr.write(f"cutoff {args.command}: out of memory (try a smaller --hash)\n")
+        return EXIT_FAILED
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt and SIGTERM ``Terminated`` in the main thread,
+    once: the run stops its workers and writes what was finished. A second signal
+    meets the default action and ends the process at once, whatever it waits for.
+    A signal that was ignored when the command started (``nohup``) stays ignored."""
+
+    def stop(signum: int, frame: Optional[FrameType]) -> None:
+        for name in installed:
+            signal.signal(name, signal.SIG_DFL)
+        if signum == signal.SIGTERM:
+            raise Terminated
+        raise KeyboardInterrupt
+
+    installed: list[signal.Signals] = []
+    previous = {}
+    for name in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(name) != signal.SIG_IGN:
+            previous[name] = signal.signal(name, stop)
+            installed.append(name)
+    try:
+        yield
+    finally:
+        # After a signal the default action stays: a second one must end the process.
+        for name, handler in previous.items():
+            if signal.getsignal(name) == stop:
+                signal.signal(name, handler)
+
+
+def _writable(path: Path) -> Optional[str]:
+    """Why ``path`` cannot be written (None if it can), found before any work starts:
+    it is a directory, its directory is missing, or it cannot be created there."""
+    if path.is_dir():
+        return f"{path}: is a directory"
+    existed = path.exists()
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        return f"{path}: cannot write: {exc.strerror or exc}"
+    if not existed:
+        path.unlink()
+    return None
 
 
 # ------------------------------------------------------------------ analyse
@@ -325,10 +411,40 @@ def _progress(total: int, quiet: bool, unit: str) -> Optional[tqdm[Never]]:
     return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)
 
 
+def _beside(bar: Optional[tqdm[Never]]) -> contextlib.AbstractContextManager[object]:
+    """Where a line goes to the terminal while ``bar`` is shown: the bar is cleared
+    first and drawn again after, so the line never lands on the bar's line."""
+    if bar is None:
+        return contextlib.nullcontext()
+    return type(bar).external_write_mode(file=sys.stdout)
+
+
+def _enough_memory(jobs: int, hash_mb: int) -> Optional[str]:
+    """Why ``jobs`` analysers of ``hash_mb`` do not fit in the memory available."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        available_mb = int(fields["MemAvailable"].split()[0]) // 1024
+    except (OSError, KeyError, ValueError):
+        return None  # not Linux, or no figure: let the system decide
+    needed_mb = jobs * (hash_mb + WORKER_MEMORY_MB)
+    if needed_mb <= available_mb:
+        return None
+    return (
+        f"--jobs {jobs} with --hash {hash_mb} needs about {needed_mb} MB, "
+        f"{available_mb} MB are available"
+    )
+
+
 def _analyse(args: argparse.Namespace) -> int:
     from engine.batch import BatchSettings, Writer, analyse_chunk, done_indexes, failed_records
     from engine.inputs import parse_move_range, read_positions
-    from engine.parallel import SchedulerLostError, SchedulerUnavailableError, run_ordered
+    from engine.parallel import (
+        SchedulerLostError,
+        SchedulerUnavailableError,
+        TaskFailedError,
+        run,
+    )
 
     prog = "cutoff analyse"
     errors = _Errors(prog)
@@ -340,7 +456,17 @@ def _analyse(args: argparse.Namespace) -> int:
     except ValueError as exc:
         errors(f"--moves: {exc}")
         return EXIT_USAGE
+    problem = (_writable(args.output) if args.output is not None else None) or _enough_memory(
+        args.jobs if args.scheduler is None else 1, args.hash
+    )
+    if problem:
+        errors(problem)
+        return EXIT_USAGE
     tasks = list(read_positions(args.positions, errors, moves))
+    if not tasks:
+        if not errors.count:
+            errors("no positions to analyse")
+        return EXIT_FAILED
     done: dict[int, str] = {}
     if args.resume:
         done = done_indexes(args.output, args.form)
@@ -353,25 +479,49 @@ def _analyse(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
         tasks = [task for task in tasks if task.index not in done]
     settings = BatchSettings(_limit(args), args.multipv, args.hash, args.threads)
-    stream, close = _open_output(args.output, append=args.resume and bool(done))
-    bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
     try:
-        writer = Writer(stream, args.form, header=bool(tasks) and not (args.resume and done))
-        results = run_ordered(
-            partial(analyse_chunk, settings),
-            tasks,
-            jobs=args.jobs,
-            chunk_size=CHUNK_SIZE,
-            scheduler=args.scheduler,
-            on_failure=failed_records,
-        )
-        for record in results:
+        stream, close = _open_output(args.output, append=args.resume and bool(done))
+    except OSError as exc:
+        errors(f"{args.output}: cannot write: {exc.strerror or exc}")
+        return EXIT_USAGE
+    bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
+    writer = Writer(stream, args.form, header=bool(tasks) and not (args.resume and done))
+
+    def write(record: dict[str, Any]) -> None:
+        with _beside(bar if stream is sys.stdout else None):
             writer.write(record)
-            if "error" in record:
+        if "error" in record:
+            with _beside(bar):
                 errors(f"{record['source']}: {record['error']}")
-            if bar is not None:
-                bar.update(1)
-    except (SchedulerUnavailableError, SchedulerLostError) as exc:
+        if bar is not None:
+            bar.update(1)
+
+    results = run(
+        partial(analyse_chunk, settings),
+        tasks,
+        jobs=min(args.jobs, len(tasks)),
+        chunk_size=DASK_CHUNK_SIZE if args.scheduler else 1,
+        scheduler=args.scheduler,
+        ordered=False,
+        on_failure=failed_records,
+    )
+    # Records are written in input order; one that finished while an earlier one
+    # still runs waits here, and is written at once if the run is stopped.
+    waiting: dict[int, dict[str, Any]] = {}
+    following = 0
+    try:
+        with _signals_stop_the_run():
+            try:
+                for place, record in results:
+                    waiting[place] = record
+                    while following in waiting:
+                        write(waiting.pop(following))
+                        following += 1
+            finally:
+                results.close()  # stops the workers: searches in flight end now
+                for place in sorted(waiting):
+                    write(waiting.pop(place))
+    except (SchedulerUnavailableError, SchedulerLostError, TaskFailedError) as exc:
         errors(str(exc))
         return EXIT_USAGE if isinstance(exc, SchedulerUnavailableError) else EXIT_FAILED
     finally:
@@ -418,17 +568,24 @@ def _annotate(args: argparse.Namespace) -> int:
             errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
             return EXIT_USAGE
     if not args.pgn.is_file():
-        errors(f"{args.pgn}: no such file")
+        errors(f"{args.pgn}: {'not a file' if args.pgn.exists() else 'no such file'}")
         return EXIT_USAGE
+    for path in (args.output, args.plot, args.json):
+        problem = _writable(path) if path is not None else None
+        if problem:
+            errors(problem)
+            return EXIT_USAGE
     limit = _limit(args)
     label = f"Cutoff {__version__}, " + _describe(limit)
-    stream, close = _open_output(args.output)
-    report: Optional[TextIO] = None
+    try:
+        stream, close = _open_output(args.output)
+        report = None if args.json is None else open(args.json, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        errors(f"{exc.filename or args.output}: cannot write: {exc.strerror or exc}")
+        return EXIT_USAGE
     games = 0
     try:
-        if args.json is not None:
-            report = open(args.json, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-        with Analyser(args.hash) as analyser:
+        with _signals_stop_the_run(), Analyser(args.hash) as analyser:
             for number, game in _games(args.pgn, errors):
                 plies = sum(1 for _ in game.mainline_moves()) + 1
                 bar = _progress(plies, args.quiet, "pos")
@@ -467,6 +624,8 @@ def _annotate(args: argparse.Namespace) -> int:
                     except PlotUnavailableError as exc:
                         errors(str(exc))
                         return EXIT_USAGE
+                    except OSError as exc:
+                        errors(f"{path}: cannot write the graph: {exc.strerror or exc}")
     finally:
         close()
         if report is not None:
@@ -530,9 +689,12 @@ def _stats(args: argparse.Namespace) -> int:
         from engine.inputs import read_positions
 
         name = Path(args.positions).stem
-        positions = [
-            (name, task.board().fen()) for task in read_positions([args.positions], errors)
-        ]
+        positions = []
+        for task in read_positions([args.positions], errors):
+            if task.error is not None:
+                errors(f"{task.source}: {task.error}")
+            else:
+                positions.append((name, task.fen))
         if not positions:
             errors(f"{args.positions}: no positions")
             return EXIT_FAILED

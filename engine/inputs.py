@@ -46,6 +46,9 @@ _FEN_FIELDS = (
 
 ErrorReport = Callable[[str], None]
 
+MAX_INPUT_BYTES = 256 << 20
+"""Largest input file read (it is read whole, and its positions listed)."""
+
 
 @dataclass(frozen=True)
 class MoveRange:
@@ -53,6 +56,11 @@ class MoveRange:
 
     first: int
     last: Optional[int]
+
+    def __str__(self) -> str:
+        if self.last == self.first:
+            return str(self.first)
+        return f"{self.first}-{self.last if self.last is not None else ''}"
 
     def contains(self, board: chess.Board) -> bool:
         return self.first <= board.fullmove_number and (
@@ -76,21 +84,28 @@ def parse_move_range(text: str) -> MoveRange:
 
 @dataclass(frozen=True)
 class PositionTask:
-    """One position to analyse, in input order."""
+    """One position to analyse, in input order (or, with ``error``, one that cannot be)."""
 
     index: int
     """1-based place in the input (stable across runs: ``--resume`` keys on it)."""
     source: str
     """Where it came from: ``file:line``, ``file: game N, ply P`` or ``argument N``."""
     fen: str
+    """The position to analyse (for an input ``error``: the text that is not one)."""
+    start_fen: Optional[str] = None
+    """With ``moves``: the position they are played from (a game's start)."""
     moves: tuple[str, ...] = ()
-    """UCI moves played from ``fen`` to reach the position (its game history)."""
+    """UCI moves played from ``start_fen`` to reach ``fen`` (its game history)."""
     ops: dict[str, str] = field(default_factory=dict)
     """EPD operations as text (``id``, ``bm``...), echoed in the output."""
+    error: Optional[str] = None
+    """Why this input is not a position that can be analysed."""
 
     def board(self) -> chess.Board:
         """The position, with its moves pushed (so repetitions are known)."""
-        board = chess.Board(self.fen)
+        if self.error is not None:
+            raise ValueError(self.error)
+        board = chess.Board(self.start_fen if self.moves and self.start_fen else self.fen)
         for move in self.moves:
             board.push_uci(move)
         return board
@@ -132,8 +147,13 @@ def _op_text(board: chess.Board, value: object) -> str:
 
 
 def _task(index: int, source: str, board: chess.Board, ops: dict[str, str]) -> PositionTask:
-    root = board.root()
-    return PositionTask(index, source, root.fen(), tuple(m.uci() for m in board.move_stack), ops)
+    moves = tuple(move.uci() for move in board.move_stack)
+    start = board.root().fen() if moves else None
+    return PositionTask(index, source, board.fen(), start, moves, ops)
+
+
+def _bad(index: int, source: str, text: str, reason: str) -> PositionTask:
+    return PositionTask(index, source, text, error=reason)
 
 
 class _Counter:
@@ -163,44 +183,106 @@ def _lines(
         try:
             board, ops = _parse_line(stripped)
         except ValueError as exc:
-            on_error(f"{name}:{number}: {exc}")
+            yield _bad(counter.next(), f"{name}:{number}", stripped, str(exc))
             continue
         yield _task(counter.next(), f"{name}:{number}", board, ops)
 
 
-class _QuietGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
-    """python-chess's game builder without its log line per error: the errors stay
-    in ``Game.errors``, which ``read_games`` reports as one line per game."""
+class _ReadGame(chess.pgn.Game):
+    """A game as read, with what ``read_games`` needs to judge it."""
+
+    tags_read = 0
+    """Tag pairs in the file (python-chess fills in the seven it requires)."""
+    broken_at: Optional[int] = None
+    """Ply of the main line at which its first error (an illegal move...) came."""
+
+
+class _QuietGameBuilder(chess.pgn.GameBuilder[_ReadGame]):
+    """python-chess's game builder without its log line per error (the errors stay
+    in ``Game.errors``, which ``read_games`` reports as one line per game), which
+    notes where the main line broke and survives unbalanced parentheses."""
+
+    def __init__(self) -> None:
+        super().__init__(Game=_ReadGame)
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        self.game.tags_read += 1
+        super().visit_header(tagname, tagvalue)
+
+    def end_variation(self) -> None:
+        # python-chess 1.11 can close one variation more than it opened after an
+        # error inside one ("1. e4 e5 (*) )"): the main line stays.
+        if len(self.variation_stack) > 1:
+            self.variation_stack.pop()
+
+    def visit_nag(self, nag: int) -> None:
+        if self.variation_stack:
+            super().visit_nag(nag)
 
     def handle_error(self, error: Exception) -> None:
+        if len(self.variation_stack) == 1 and self.game.broken_at is None:
+            # Counted by hand: GameNode.ply() needs the start position, and the
+            # error may be that the FEN header is not one.
+            node, plies = self.variation_stack[0], 0
+            while node.parent is not None:
+                node, plies = node.parent, plies + 1
+            self.game.broken_at = plies
         self.game.errors.append(error)
 
 
+def _mainline_cut(game: chess.pgn.Game, plies: int) -> None:
+    """Drop what follows ``plies`` moves of ``game``'s main line."""
+    node: chess.pgn.GameNode = game
+    for _ in range(plies):
+        following = node.next()
+        if following is None:
+            return
+        node = following
+    node.variations.clear()
+
+
 def read_games(
-    name: str, handle: TextIO, on_error: ErrorReport
+    name: str, handle: TextIO, on_error: ErrorReport, keep_prefix: bool = False
 ) -> Iterator[tuple[int, chess.pgn.Game, chess.Board]]:
     """The games of a PGN stream that can be replayed: (number from 1, game, its
-    start position). A game with an illegal or unparsable move, or a bad ``FEN``
-    header, is reported as ``NAME: game N: ...; game skipped``; text that python-chess
-    cannot read at all ends the stream with a report."""
+    start position). A game whose main line has an illegal or unparsable move is
+    reported as ``NAME: game N: ...``, then skipped, or with ``keep_prefix`` cut
+    to the moves before it; an error only inside a variation is reported and the
+    game kept. A bad ``FEN`` header, or text that is no game at all (no tag pairs,
+    no moves), skips the game; text that python-chess cannot read ends the stream
+    with a report."""
     number = 0
     while True:
         try:
             game = chess.pgn.read_game(handle, Visitor=_QuietGameBuilder)
-        except (ValueError, UnicodeDecodeError) as exc:
-            on_error(f"{name}: game {number + 1}: unreadable: {exc}")
+        except (ValueError, UnicodeDecodeError, IndexError, AssertionError) as exc:
+            on_error(f"{name}: game {number + 1}: unreadable: {type(exc).__name__}: {exc}")
             return
         if game is None:
             return
         number += 1
-        if game.errors:
-            on_error(f"{name}: game {number}: {game.errors[0]}; game skipped")
+        where = f"{name}: game {number}"
+        if game.tags_read == 0 and not game.variations:
+            on_error(f"{where}: not a PGN game (no tag pairs and no moves); skipped")
             continue
         try:
             board = game.board()
         except ValueError as exc:
-            on_error(f"{name}: game {number}: bad FEN header: {exc}; game skipped")
+            on_error(f"{where}: bad FEN header: {exc}; game skipped")
             continue
+        if game.errors:
+            first = game.errors[0]
+            if game.broken_at is None:
+                on_error(f"{where}: in a variation: {first}; the variation is ignored")
+            elif keep_prefix:
+                _mainline_cut(game, game.broken_at)
+                on_error(
+                    f"{where}: after ply {game.broken_at}: {first}; the rest of the game "
+                    "is not analysed"
+                )
+            else:
+                on_error(f"{where}: {first}; game skipped")
+                continue
         yield number, game, board
 
 
@@ -211,11 +293,14 @@ def _games(
     on_error: ErrorReport,
     moves: Optional[MoveRange],
 ) -> Iterator[PositionTask]:
-    for number, game, board in read_games(name, handle, on_error):
-        for ply, move in enumerate(game.mainline_moves()):
+    for number, game, board in read_games(name, handle, on_error, keep_prefix=True):
+        played = list(game.mainline_moves())
+        # Every position: before each move, and the one the game ends in.
+        for ply in range(len(played) + 1):
             if moves is None or moves.contains(board):
                 yield _task(counter.next(), f"{name}: game {number}, ply {ply}", board, {})
-            board.push(move)
+            if ply < len(played):
+                board.push(played[ply])
 
 
 def _file(
@@ -223,17 +308,39 @@ def _file(
 ) -> Iterator[PositionTask]:
     try:
         if path == "-":
-            text = sys.stdin.read()
+            text = sys.stdin.read(MAX_INPUT_BYTES + 1)
         else:
-            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+            with open(path, "rb") as handle:
+                text = handle.read(MAX_INPUT_BYTES + 1).decode("utf-8", errors="replace")
     except OSError as exc:
         on_error(f"{path}: cannot read: {exc.strerror or exc}")
         return
+    if len(text) > MAX_INPUT_BYTES:
+        # /dev/zero, or a database that must be split: not a MemoryError later.
+        on_error(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MB; split it into smaller files")
+        return
     name = "stdin" if path == "-" else Path(path).name
-    if path.lower().endswith(".pgn") or (path == "-" and _looks_like_pgn(text)):
-        yield from _games(name, io.StringIO(text), counter, on_error, moves)
+    reports: list[str] = []
+
+    def report(message: str) -> None:
+        reports.append(message)
+        on_error(message)
+
+    is_pgn = path.lower().endswith(".pgn") or (path == "-" and _looks_like_pgn(text))
+    if is_pgn:
+        tasks = _games(name, io.StringIO(text), counter, report, moves)
     else:
-        yield from _lines(name, text, counter, on_error)
+        tasks = _lines(name, text, counter, report)
+    found = 0
+    for task in tasks:
+        found += 1
+        yield task
+    if found == 0 and not reports:
+        # An empty file, or a move range past every game's end: say so, not nothing.
+        if is_pgn and moves is not None and text.strip():
+            on_error(f"{name}: no position of any game is in moves {moves}")
+        else:
+            on_error(f"{name}: no positions")
 
 
 def read_positions(
@@ -275,7 +382,7 @@ def read_positions(
             try:
                 board, ops = _parse_line(text)
             except (ValueError, IndexError) as exc:
-                on_error(f"argument {argument}: {exc}")
+                yield _bad(counter.next(), f"argument {argument}", text, str(exc))
                 continue
             yield _task(counter.next(), f"argument {argument}", board, ops)
         elif token == "-" or Path(token).exists():

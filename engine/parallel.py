@@ -8,14 +8,20 @@ that only count). Where the chunks run:
 
 * ``jobs`` 1 and no scheduler: in this process, one after the other;
 * ``jobs`` N: in N local worker processes, started with ``spawn`` so that they are
-  clean whatever threads this process has;
+  clean whatever threads this process has, one chunk each at a time over a pipe
+  of their own (no named semaphores to leak). They die with this process however
+  it ends (Linux's parent-death signal, and a watchdog on the parent's pid; the
+  thread that iterates must be the one that started them, the main thread in
+  the ``cutoff`` process), leave Ctrl-C to it, and when the iteration stops early
+  they are stopped at once, a search in flight included; a worker that dies is
+  replaced and its chunk run again (``retries`` times);
 * ``scheduler``: on Dask (``dask.distributed``, the optional ``dask`` extra):
   ``tcp://host:8786`` for a running scheduler and its workers, or ``local:N`` for
   a ``LocalCluster`` of N single-threaded worker processes on this machine.
 
 At most a few chunks per worker are in flight, so a huge input is never read
-ahead all at once, and stopping the iteration (an SPRT decided, Ctrl-C) cancels
-what has not run. On Dask a worker that dies mid-task has its task re-run
+ahead all at once, and stopping the iteration (``close()``: an SPRT decided,
+Ctrl-C) cancels what has not run. On Dask a worker that dies mid-task has its task re-run
 elsewhere; a task that raises is retried ``retries`` times; a task that still
 fails is handed to ``on_failure`` (which turns it into results, so nothing is
 silently dropped) or raises ``TaskFailedError``; a lost scheduler raises
@@ -31,14 +37,22 @@ and must not print.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import logging
 import multiprocessing
+import multiprocessing.process
+import os
+import pickle
 import signal
+import sys
+import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import CancelledError
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from types import FrameType
 from typing import Any, Optional, TypeVar
 
 T = TypeVar("T")
@@ -94,13 +108,14 @@ def run(
     retries: int = DEFAULT_RETRIES,
     ordered: bool = True,
     on_failure: Optional[FailureHandler] = None,
-) -> Iterator[tuple[int, R]]:
-    """``(index, result)`` for every item (see the module docstring)."""
+) -> Generator[tuple[int, R], None, None]:
+    """``(index, result)`` for every item (see the module docstring); ``close()``
+    stops the workers at once."""
     chunks = enumerate(chunked(items, max(1, chunk_size)))
     if scheduler is not None:
         backend = _dask(function, chunks, scheduler, retries, ordered, on_failure)
     elif jobs > 1:
-        backend = _processes(function, chunks, jobs, ordered, on_failure)
+        backend = _processes(function, chunks, jobs, ordered, retries, on_failure)
     else:
         backend = _here(function, chunks, on_failure)
     for (number, size), results in backend:
@@ -179,41 +194,232 @@ def _processes(
     chunks: Iterator[tuple[int, list[T]]],
     jobs: int,
     ordered: bool,
+    retries: int,
     on_failure: Optional[FailureHandler],
 ) -> Iterator[_ChunkResults]:
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    pending: deque[tuple[int, list[T], Future[list[R]]]] = deque()
     reorder = _Reorder(ordered)
+    pool = _LocalPool(function, jobs, retries)
     try:
         exhausted = False
-        while pending or not exhausted:
-            fresh, exhausted = _take(chunks, IN_FLIGHT_PER_WORKER * jobs - len(pending), exhausted)
-            for number, chunk in fresh:
-                pending.append((number, chunk, pool.submit(function, chunk)))
-            if not pending:
-                break
-            # In order: wait for the oldest. Otherwise: whichever finishes first.
-            index = 0 if ordered else _first_done([f for _, _, f in pending])
-            number, chunk, future = pending[index]
-            del pending[index]
-            try:
-                results = future.result()
-            except Exception as error:
-                results = _failed(chunk, error, on_failure)
-            yield from reorder.add(number, ((number, len(chunk)), results))
+        while True:
+            while not exhausted and pool.has_idle_worker():
+                fresh = next(chunks, None)
+                if fresh is None:
+                    exhausted = True
+                else:
+                    pool.submit(*fresh)
+            if not pool.busy():
+                return
+            for number, chunk, outcome in pool.finished():
+                if isinstance(outcome, BaseException):
+                    results = _failed(chunk, outcome, on_failure)
+                else:
+                    results = outcome
+                yield from reorder.add(number, ((number, len(chunk)), results))
     finally:
-        for _, _, future in pending:
-            future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.close()
 
 
-def _first_done(futures: list[Future[Any]]) -> int:
-    """Index of the first of ``futures`` to finish (waiting for one if none has)."""
-    from concurrent.futures import FIRST_COMPLETED, wait
+class WorkerDiedError(RuntimeError):
+    """A local worker process ended (killed, out of memory) while it ran a chunk."""
 
-    wait(futures, return_when=FIRST_COMPLETED)
-    return next(i for i, future in enumerate(futures) if future.done())
+
+class WorkersFailToStartError(TaskFailedError):
+    """Local worker processes end before finishing any chunk, again and again."""
+
+
+_START_FAILURES = 3
+"""Workers in a row that may die before finishing a chunk before the run gives up."""
+STOP_GRACE_S = 3.0
+"""How long a stopped worker may take to end its search before it is killed."""
+WATCHDOG_PERIOD_S = 1.0
+"""How often a worker checks that its parent is alive (where prctl cannot tell it)."""
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class _Worker:
+    """One local worker process, its end of the pipe and the chunk it runs."""
+
+    process: multiprocessing.process.BaseProcess
+    connection: Connection
+    task: Optional[tuple[int, list[Any]]] = None
+    attempts: int = 0
+    done: int = 0
+
+
+class _LocalPool:
+    """``jobs`` worker processes, one chunk each at a time, over one pipe each.
+
+    Not ``ProcessPoolExecutor``: its queues hold named POSIX semaphores (leaked in
+    /dev/shm when the parent is killed), its workers outlive a killed parent, and
+    its shutdown waits for every search in flight. Here each worker has a plain
+    pipe (no semaphore), dies with its parent (``_worker_main``), and is stopped at
+    once when the run ends early: SIGTERM makes it stop its search and exit.
+    """
+
+    def __init__(self, function: Callable[[list[Any]], list[Any]], jobs: int, retries: int):
+        self._context = multiprocessing.get_context("spawn")
+        self._function = function
+        self._retries = retries
+        self._start_failures = 0
+        self._workers: list[_Worker] = []
+        for _ in range(jobs):
+            self._workers.append(self._start())
+
+    def _start(self) -> _Worker:
+        mine, theirs = self._context.Pipe(duplex=True)
+        process = self._context.Process(
+            target=_worker_main,
+            args=(theirs, self._function, os.getpid()),
+            name="cutoff-worker",
+        )
+        # Started with SIGINT blocked, so that a Ctrl-C before the worker has set
+        # itself to ignore it (the caller handles Ctrl-C) prints no traceback there.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        theirs.close()
+        return _Worker(process, mine)
+
+    def has_idle_worker(self) -> bool:
+        return any(worker.task is None for worker in self._workers)
+
+    def busy(self) -> bool:
+        return any(worker.task is not None for worker in self._workers)
+
+    def submit(self, number: int, chunk: list[Any], attempts: int = 0) -> None:
+        worker = next(worker for worker in self._workers if worker.task is None)
+        worker.task, worker.attempts = (number, chunk), attempts
+        # If it died, finished() sees the closed pipe and deals with the chunk.
+        with contextlib.suppress(OSError):
+            worker.connection.send((number, chunk))
+
+    def finished(self) -> Iterator[tuple[int, list[Any], Any]]:
+        """(number, chunk, results or the exception) of chunks that ended, once some have."""
+        by_connection = {id(worker.connection): worker for worker in self._workers}
+        ready = wait([worker.connection for worker in self._workers])
+        for connection in ready:
+            worker = by_connection[id(connection)]
+            try:
+                number, ok, value = worker.connection.recv()
+            except (EOFError, OSError):
+                yield from self._died(worker)
+                continue
+            task = worker.task
+            assert task is not None and task[0] == number
+            worker.task = None
+            worker.done += 1
+            self._start_failures = 0
+            yield number, task[1], value if ok else _as_error(value)
+
+    def _died(self, worker: _Worker) -> Iterator[tuple[int, list[Any], Any]]:
+        """Replace a worker that ended; run its chunk again or report it failed."""
+        worker.process.join(STOP_GRACE_S)
+        code = worker.process.exitcode
+        worker.connection.close()
+        self._workers.remove(worker)
+        if worker.done == 0:
+            self._start_failures += 1
+            if self._start_failures >= _START_FAILURES:
+                raise WorkersFailToStartError(
+                    f"{self._start_failures} worker processes in a row ended before finishing "
+                    f"a task (the last with exit code {code})"
+                )
+        replacement = self._start()
+        self._workers.append(replacement)
+        if worker.task is None:
+            return
+        number, chunk = worker.task
+        if worker.attempts < self._retries:
+            self.submit(number, chunk, worker.attempts + 1)
+            return
+        yield number, chunk, WorkerDiedError(f"its worker process died (exit code {code})")
+
+    def close(self) -> None:
+        """Stop every worker: idle ones exit, busy ones end their search first."""
+        for worker in self._workers:
+            with contextlib.suppress(OSError):
+                if worker.task is None:
+                    worker.connection.send(None)
+                else:
+                    worker.process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for worker in self._workers:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.exitcode is None:
+                worker.process.kill()
+                worker.process.join()
+            worker.connection.close()
+        self._workers = []
+
+
+def _as_error(value: object) -> BaseException:
+    return value if isinstance(value, BaseException) else RuntimeError(str(value))
+
+
+def _picklable(error: BaseException) -> object:
+    """The exception if it survives pickling, else its text."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return f"{type(error).__name__}: {error}"
+    return error
+
+
+def _raise_interrupt(signum: int, frame: Optional[FrameType]) -> None:
+    raise KeyboardInterrupt
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker when its parent ends, however it ends (even ``kill -9``).
+
+    Linux sends SIGTERM the moment the parent goes (prctl PR_SET_PDEATHSIG); on
+    every system a daemon thread notices the parent's absence within a second.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(WATCHDOG_PERIOD_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(STOP_GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+    if os.getppid() != parent_pid:  # it ended before the prctl above
+        os._exit(1)
+
+
+def _worker_main(
+    connection: Connection, function: Callable[[list[Any]], list[Any]], parent_pid: int
+) -> None:
+    """A local worker: run chunks from the pipe until told to stop, or stopped."""
+    # SIGTERM (from the parent, or the kernel when the parent dies) stops the search
+    # as Ctrl-C would, so the worker ends cleanly; Ctrl-C itself is the parent's.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _die_with_parent(parent_pid)
+    try:
+        while True:
+            message = connection.recv()
+            if message is None:
+                return
+            number, chunk = message
+            reply: tuple[int, bool, object]
+            try:
+                reply = (number, True, function(chunk))
+            except Exception as error:
+                reply = (number, False, _picklable(error))
+            connection.send(reply)
+    except (KeyboardInterrupt, EOFError, OSError):
+        return
 
 
 def dask_setup(worker: object) -> None:

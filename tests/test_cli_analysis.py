@@ -85,19 +85,27 @@ def test_every_input_form(tmp_path: Path) -> None:
     assert [r["index"] for r in out] == list(range(1, len(out) + 1))
     assert out[0]["fen"] == KIWIPETE and out[1]["fen"] == "8/8/3k4/8/8/3K4/2R5/8 w - - 0 1"
     assert out[2]["moves"] == ["e2e4", "e7e5"] and out[3]["moves"] == ["e1g1"]
-    assert str(out[2]["position"]).startswith("rnbqkbnr/pppp1ppp/8/4p3/4P3/8")
+    # fen: the position analysed; start_fen and moves: how it was reached.
+    assert str(out[2]["fen"]).startswith("rnbqkbnr/pppp1ppp/8/4p3/4P3/8")
+    assert out[2]["start_fen"] == chess.STARTING_FEN and out[3]["start_fen"] == KIWIPETE
     epd_records = out[4:10]
     assert [r["id"] for r in epd_records] == [f"BK.0{i}" for i in range(1, 7)]
     assert epd_records[0]["ops"] == {"bm": "Qd1+", "id": "BK.01"}
     assert epd_records[0]["source"] == "suite.epd:1"
     pgn_records = out[10:]
     assert [r["source"] for r in pgn_records] == [
-        f"opera.pgn: game 1, ply {ply}" for ply in (30, 31, 32)
+        f"opera.pgn: game 1, ply {ply}" for ply in (30, 31, 32, 33)
     ]
     for record in out:
         board = chess.Board(str(record["fen"]))
-        for move in record.get("moves", []):  # type: ignore[attr-defined]
-            board.push_uci(move)
+        if "moves" in record:
+            reached = chess.Board(str(record["start_fen"]))
+            for move in record["moves"]:  # type: ignore[attr-defined]
+                reached.push_uci(move)
+            assert reached.fen() == board.fen()
+        if board.is_checkmate():  # the game's final position
+            assert record["bestmove"] is None and record["score"] == {"mate": 0}
+            continue
         assert chess.Move.from_uci(str(record["bestmove"])) in board.legal_moves
         assert record["score_white"] == record["score"] or board.turn == chess.BLACK
 
@@ -105,7 +113,7 @@ def test_every_input_form(tmp_path: Path) -> None:
     done = run(tmp_path, "analyse", "-", "--depth", "2", "--json", stdin=EPD)
     assert done.returncode == 0 and len(records(done.stdout)) == 6
     done = run(tmp_path, "analyse", "-", "--depth", "1", "--json", stdin=OPERA.read_text())
-    assert done.returncode == 0 and len(records(done.stdout)) == 33
+    assert done.returncode == 0 and len(records(done.stdout)) == 34
 
 
 def test_output_forms_and_scores_from_both_sides(tmp_path: Path) -> None:
@@ -225,8 +233,15 @@ def test_bad_input_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
     assert any("missing.epd" in e for e in errors)
     assert "Traceback" not in done.stderr
     out = records(done.stdout)
-    assert [r["source"] for r in out[:2]] == ["mixed.epd:1", "mixed.epd:5"]
-    assert len(out) == 2 + 33
+    # Every line keeps its place: the bad ones are written with the reason (67.4).
+    assert [r["source"] for r in out[:5]] == [f"mixed.epd:{n}" for n in range(1, 6)]
+    assert [r["index"] for r in out] == list(range(1, len(out) + 1))
+    assert ["error" in r for r in out[:5]] == [False, True, True, True, False]
+    assert (
+        str(out[2]["error"]).startswith("impossible")
+        and out[2]["fen"] == "8/8/8/8/8/8/8/8 w - - 0 1"
+    )
+    assert len(out) == 5 + 34 + 3  # and game 2's positions before its illegal move
 
 
 def _run_on_a_terminal(tmp_path: Path, *args: str) -> str:
@@ -313,8 +328,8 @@ def test_annotate_skips_broken_games_with_one_line_each(tmp_path: Path) -> None:
     # One line per broken game, and nothing else (python-chess logs none of its own).
     first, second = done.stderr.splitlines()
     assert first == (
-        f"cutoff annotate: {games}: game 1: expected 'w' or 'b' for turn part of fen: "
-        "'not a fen'; game skipped"
+        f"cutoff annotate: {games}: game 1: bad FEN header: "
+        "expected 'w' or 'b' for turn part of fen: 'not a fen'; game skipped"
     )
     assert second.startswith(f"cutoff annotate: {games}: game 2: illegal san: 'Qxe8'")
     assert second.endswith("; game skipped")

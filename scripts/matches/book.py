@@ -81,6 +81,22 @@ def _check_not_over(board: chess.Board, where: str) -> None:
 _NON_SPACE = re.compile(r"\S")
 
 
+class _GameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
+    """python-chess's builder, quiet (the first error is raised as a MatchError) and
+    safe from its IndexError on a ``)`` too many after an error ("1. e4 (*) )")."""
+
+    def end_variation(self) -> None:
+        if len(self.variation_stack) > 1:
+            self.variation_stack.pop()
+
+    def visit_nag(self, nag: int) -> None:
+        if self.variation_stack:
+            super().visit_nag(nag)
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
 def _load_pgn(text: str, path: str) -> list[Opening]:
     openings = []
     stream = io.StringIO(text)
@@ -91,7 +107,10 @@ def _load_pgn(text: str, path: str) -> list[Opening]:
         found = _NON_SPACE.search(text, offset)
         start = found.start() if found else len(text)
         first_line = line + text.count("\n", offset, start)
-        game = chess.pgn.read_game(stream)
+        try:
+            game = chess.pgn.read_game(stream, Visitor=_GameBuilder)
+        except (ValueError, IndexError, AssertionError) as err:
+            raise MatchError(f"{path}:{first_line}: game {number + 1}: unreadable: {err}") from None
         if game is None:
             break
         number += 1

@@ -26,8 +26,10 @@ import argparse
 import asyncio
 import contextlib
 import math
+import os
 import shlex
 import signal
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +47,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 128 + signal.SIGTERM
+
+MAX_SUITE_BYTES = 64 << 20
+"""Largest suite read (the biggest published suites are a few hundred KB)."""
 
 # Seconds the engine gets to answer `uci` (python-chess's default of 10 s is short
 # for a Python engine on a loaded machine), and to exit after `quit`.
@@ -93,10 +98,15 @@ def read_suite(path: str) -> list[Union[Position, str]]:
     """Each non-blank line as a Position, or as the one-line error for a bad line.
 
     Lines are decoded one by one, so a stray non-UTF-8 byte costs one line, not the
-    file. Raises ``OSError`` if the file cannot be read.
+    file. Raises ``OSError`` if the file cannot be read, and ``ValueError`` if it
+    is not a regular file (``/dev/zero`` would never end) or is too large.
     """
     with open(path, "rb") as handle:
-        data = handle.read()
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(MAX_SUITE_BYTES + 1)
+    if len(data) > MAX_SUITE_BYTES:
+        raise ValueError(f"larger than {MAX_SUITE_BYTES >> 20} MB: not an EPD suite")
     items: list[Union[Position, str]] = []
     for number, raw in enumerate(data.splitlines(), start=1):
         where = f"{path} line {number}"
@@ -164,6 +174,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         items = read_suite(args.suite)
     except OSError as error:
         print(f"epd_suite: cannot read {args.suite}: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as error:
+        print(f"epd_suite: cannot read {args.suite}: {error}", file=sys.stderr)
         return EXIT_USAGE
     if not items:
         print(f"epd_suite: no positions in {args.suite}", file=sys.stderr)
