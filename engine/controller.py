@@ -86,8 +86,13 @@ MAX_DEPTH = MAX_PLY - 8
 """Deepest iteration a ``go depth`` may ask for (the search's own ceiling)."""
 MAX_PERFT_DEPTH = 20
 """``go perft`` deeper than this would never finish; it is clamped (stop still works)."""
-QUIT_GRACE_S = 1.0
-"""How long ``quit`` waits for a running search to wind down."""
+QUIT_GRACE_S = 10.0
+"""How long ``quit`` waits for a stopped search to send its ``bestmove``.
+
+A stopped search answers within milliseconds on an idle machine; on a loaded one
+(or while helpers start, which may wait ``smp.STOP_TIMEOUT_S`` for the last
+search's helpers) it can take seconds, and a ``go`` must still end in its
+``bestmove`` when ``quit`` follows it at once, as in a piped script."""
 
 
 @dataclass
