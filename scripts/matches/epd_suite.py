@@ -37,7 +37,7 @@ from typing import Optional, Union
 import chess
 import chess.engine
 
-from perft.core import unplayable_problems
+from engine.boards import unplayable_problems
 
 from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
 
