@@ -37,9 +37,9 @@ from engine.controller import Controller
 from engine.limits import SearchLimits
 from engine.options import HASH, MOVE_OVERHEAD, MULTIPV, Options
 from engine.score import is_mate_score, mate_in_moves
-from engine.search import BestMove, IterationInfo
+from engine.search import IterationInfo
 from engine.tt import BOUND_EXACT
-from engine.uci_text import legal_pv
+from engine.uci_text import BestMove, legal_pv
 
 AnalysisResult = Union[chess.engine.InfoDict, list[chess.engine.InfoDict]]
 

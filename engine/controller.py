@@ -55,7 +55,6 @@ from engine.options import (
 from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MATE, MAX_PLY
 from engine.search import (
-    BestMove,
     IterationInfo,
     SearchControl,
     Searcher,
@@ -66,7 +65,7 @@ from engine.smp import HelperPool
 from engine.strength import Weakness, elo_for_skill, pick, weakness
 from engine.tablebase import Tablebases
 from engine.tt import BOUND_EXACT, TranspositionTable
-from engine.uci_text import printable
+from engine.uci_text import BestMove, printable
 
 
 class Output(Protocol):
