@@ -34,6 +34,7 @@ Architecture map (one concept per module):
 - ``annotate``   annotated games: evaluations, judgements, summary, graph.
 - ``textbook``   minimax, alpha-beta and PVS as taught, instrumented.
 - ``stats``      cutoff stats: what alpha-beta saves, measured.
+- ``plots``      matplotlib, optional and headless: the rule annotate and stats share.
 - ``compiled``   cutoff compile: the hot modules built by mypyc; the stale-build guard.
 
 Glossary:

@@ -32,6 +32,7 @@ import chess.engine
 import chess.pgn
 
 from engine.analysis import GamePosition
+from engine.plots import use_file_backend
 
 WIN_CHANCE_SLOPE = 0.00368208
 """lichess's logistic slope from centipawns to winning chances."""
@@ -46,10 +47,6 @@ JUDGEMENTS: tuple[tuple[float, int, str], ...] = (
     (0.1, chess.pgn.NAG_DUBIOUS_MOVE, "Inaccuracy"),
 )
 """(least drop in winning chances, NAG, name), worst first."""
-
-
-class PlotUnavailableError(RuntimeError):
-    """matplotlib is not installed (the ``plot`` extra)."""
 
 
 def capped_cp(score: chess.engine.Score) -> int:
@@ -185,15 +182,9 @@ def annotate_game(
 
 def plot_evaluation(positions: list[GamePosition], path: Union[str, Path], title: str) -> None:
     """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
-    try:
-        import matplotlib
+    use_file_backend()
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg")  # no screen needed
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise PlotUnavailableError(
-            "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
-        ) from None
     moves = [position.ply / 2 for position in positions]
     chances = [50 + 50 * winning_chances(p.info["score"].white()) for p in positions]
     figure, axes = plt.subplots(figsize=(10, 3.6), dpi=100)

@@ -385,7 +385,8 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
 def _annotate(args: argparse.Namespace) -> int:
 
     from engine.analysis import Analyser
-    from engine.annotate import PlotUnavailableError, annotate_game, plot_evaluation
+    from engine.annotate import annotate_game, plot_evaluation
+    from engine.plots import PlotUnavailableError
 
     errors = _Errors("cutoff annotate")
     if args.plot is not None:
