@@ -13,14 +13,13 @@ import math
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from . import stats
 from .games import GameRecord
 
 if TYPE_CHECKING:
-    # For the annotation only: the runner imports this module to keep its tally.
-    from .runner import Match
+    from .config import Config
 
 
 @dataclass
@@ -84,7 +83,24 @@ def fmt_error(error: float) -> str:
     return f"{error:.1f}" if math.isfinite(error) else "inf"
 
 
-def summary_dict(match: Match) -> dict[str, Any]:
+class MatchState(Protocol):
+    """What the summary reads of a match (the runner's ``Match``); a protocol, so that
+    this module does not import the runner, which imports it to keep its tally."""
+
+    cfg: Config
+    names: list[str]
+    tally: Tally
+    sprt_result: Optional[str]
+    failed_pairs: list[dict[str, Any]]
+    stop_reason: Optional[str]
+    aborted: bool
+    interrupted: Optional[str]
+    started: float
+
+    def llr(self) -> float: ...
+
+
+def summary_dict(match: MatchState) -> dict[str, Any]:
     cfg, t = match.cfg, match.tally
     tri = stats.trinomial_elo(t.wins, t.draws, t.losses)
     penta = stats.pentanomial_elo(t.pentanomial) if t.pairs else None
