@@ -28,10 +28,10 @@ import chess.pgn
 import pytest
 
 from scripts.matches.adjudication import Adjudication, adjudicate
-from scripts.matches.book import load_openings
 from scripts.matches.engines import QUIT_TIMEOUT_S, parse_engine_spec
 from scripts.matches.errors import MatchError
-from scripts.matches.limits import Limits, TimeControl, parse_tc
+from scripts.matches.match_openings import load_openings
+from scripts.matches.time_controls import Limits, TimeControl, parse_tc
 from tests.conftest import child_pids, still_running
 
 ROOT = Path(__file__).resolve().parent.parent

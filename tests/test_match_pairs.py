@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from scripts.matches import dispatch
-from scripts.matches.cli import build_config, build_parser
 from scripts.matches.config import Config
 from scripts.matches.errors import MatchError
+from scripts.matches.match_args import build_config, build_parser
 from scripts.matches.pairs import PairResult, failed_pairs
 from scripts.matches.runner import Match, run_match
 from tests.test_match import OPENINGS, RUNNER, read_pgn, stub

@@ -11,14 +11,14 @@ Plays one ``cutoff-match`` per level, the engine against the opponent template w
 and summary are written as it finishes (``DIR/LEVEL.pgn``, ``DIR/LEVEL.json``), then
 the ladder so far (``DIR/ladder.json``, ``DIR/ladder.md``): W/D/L, score and Elo per
 level, and the one rating on the opponent's scale that explains all the games
-(``stats.rating_on_scale``); ``--plot FILE`` draws the scores per level with their
+(``elo.rating_on_scale``); ``--plot FILE`` draws the scores per level with their
 95 % intervals and the rating's expected-score curve (matplotlib, the ``plot``
 extra). ``--resume`` keeps every level whose summary shows all its
 planned games and plays the others again, so an interrupted ladder loses at most the
 level it was playing.
 
 This module only builds the matches' command lines, reads their summaries and writes
-the ladder: games, statistics and faults are the match runner's and ``stats``'. Exit
+the ladder: games, statistics and faults are the match runner's and ``elo``'. Exit
 status: 0 every level played (faults are counted in the table, as in a match), 1 bad
 input or a level that could not start, 130/143 interrupted (the levels finished so far
 are kept and summarised).
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from . import match, stats
+from . import elo, match
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
@@ -121,8 +121,8 @@ def _fmt_elo(row: dict[str, Any]) -> str:
 
 def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ladder as JSON-ready data: the rows and the rating on the opponent's scale."""
-    rating, error = stats.rating_on_scale(
-        [stats.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
+    rating, error = elo.rating_on_scale(
+        [elo.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
     )
     return {
         "engine": name,
@@ -172,8 +172,8 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
     scores = [100 * row["score"] for row in rows]
     bars = []
     for row in rows:
-        level = stats.LevelResult(row["level"], row["wins"], row["draws"], row["losses"])
-        bars.append(100 * stats.Z95 * math.sqrt(level.score_variance / level.games))
+        level = elo.LevelResult(row["level"], row["wins"], row["draws"], row["losses"])
+        bars.append(100 * elo.Z95 * math.sqrt(level.score_variance / level.games))
     axes.errorbar(levels, scores, yerr=bars, fmt="o", capsize=4, label="score, 95 %")
     rating = summary["rating"]
     if rating is not None:
@@ -181,7 +181,7 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
         xs = [low + (high - low) * i / 100 for i in range(101)]
         axes.plot(
             xs,
-            [100 * stats.score_from_elo(rating - x) for x in xs],
+            [100 * elo.score_from_elo(rating - x) for x in xs],
             linestyle="--",
             label=f"expected at {rating:.0f}",
         )

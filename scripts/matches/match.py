@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from .cli import build_config, build_parser
 from .errors import MatchError, MatchInterruptedError
+from .match_args import build_config, build_parser
 from .runner import run_match
 from .tally import format_summary, summary_dict
 

@@ -15,14 +15,14 @@ from typing import Any, Optional
 import chess
 
 from ..common import ToolParser
-from . import stats
+from . import elo
 from .adjudication import Adjudication
-from .book import DEFAULT_OPENINGS, Opening, load_openings
 from .config import Config
 from .engines import parse_engine_spec
 from .errors import MatchError
 from .games import DEFAULT_MARGIN_S, DEFAULT_STALL_TIMEOUT_S, DEFAULT_STALL_TIMEOUT_UNTIMED_S
-from .limits import Limits, parse_tc, positive_float, positive_int
+from .match_openings import DEFAULT_OPENINGS, Opening, load_openings
+from .time_controls import Limits, parse_tc, positive_float, positive_int
 
 # The project's standard strength test (see scripts/matches/sprt.sh and the README).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -229,7 +229,7 @@ def build_config(args: argparse.Namespace) -> Config:
         if not elo0 < elo1:
             raise MatchError("--sprt needs ELO0 < ELO1")
         try:
-            stats.sprt_bounds(alpha, beta)
+            elo.sprt_bounds(alpha, beta)
         except ValueError as err:
             raise MatchError(f"--alpha/--beta: {err}") from None
         sprt = (elo0, elo1)
