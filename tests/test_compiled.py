@@ -26,14 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
+PACKAGE_PATH = compiled.COMPILED_PACKAGE.split(".")
+"""The folders of the package that holds the compiled modules, from the top one."""
+
+
 def _copy_package(tmp_path: Path) -> Path:
-    """A copy of the engine package in tmp_path, without any build products."""
+    """A copy of the engine package in tmp_path, without any build products; returns
+    the copy's folder of the compiled modules' package."""
     shutil.copytree(
-        ROOT / "engine",
-        tmp_path / "engine",
+        ROOT / PACKAGE_PATH[0],
+        tmp_path / PACKAGE_PATH[0],
         ignore=shutil.ignore_patterns(*compiled.NOT_SOURCES),
     )
-    return tmp_path / "engine"
+    return tmp_path.joinpath(*PACKAGE_PATH)
 
 
 def _fake_build(pkg: Path, hashes: dict[str, str] | None = None) -> None:
@@ -166,11 +171,12 @@ def _fake_full_build(pkg: Path, engine_hashes: dict[str, str] | None = None) -> 
     """A stand-in build with python-chess (garbage extensions) and its manifest."""
     full = pkg / compiled.FULL_DIR
     (full / "chess").mkdir(parents=True)
-    (full / "engine").mkdir()
+    shims = full.joinpath(*PACKAGE_PATH)
+    shims.mkdir(parents=True)
     (full / (compiled.FULL_GROUP + "__mypyc" + SUFFIX)).write_bytes(b"not an extension")
     (full / "chess" / ("__init__" + SUFFIX)).write_bytes(b"not an extension")
     for module in compiled.COMPILED_MODULES:
-        (full / "engine" / (module + SUFFIX)).write_bytes(b"not an extension")
+        (shims / (module + SUFFIX)).write_bytes(b"not an extension")
     if engine_hashes is None:
         engine_hashes = {
             module: hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
