@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         _annotate,
         help="annotate the games of a PGN file",
         description="Analyse every position of every game and write the games annotated: "
-        "[%%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
+        "[%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
         "better line, and a summary per side.",
     )
     annotate.add_argument("pgn", type=Path, metavar="GAMES.pgn")

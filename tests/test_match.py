@@ -267,7 +267,7 @@ def test_opening_already_over_is_rejected(
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith(f"match.py: error: {book}{where} the game is already over")
+    assert lines[0].startswith(f"cutoff-match: error: {book}{where} the game is already over")
     assert f"({reason})" in lines[0]
 
 
@@ -296,7 +296,7 @@ def test_bad_input_gives_one_line_error(args: list[str]) -> None:
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("match.py: error:"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("cutoff-match: error:"), proc.stderr
 
 
 def test_engine_option_errors_are_reported() -> None:

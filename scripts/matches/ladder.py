@@ -41,13 +41,15 @@ from . import elo, match
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
 DEFAULT_LEVELS = (1800, 2000, 2200)
+PROG = "cutoff-ladder"
+"""The tool's name in its usage and messages: the console script's."""
 OWN_OPTIONS = ("--pgn", "--json", "--engine")
 """Match options the ladder sets itself for every level."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ladder.py",
+        prog=PROG,
         description=(
             "Play an engine against an opponent at several levels (by default "
             "Stockfish's UCI_Elo) and rate it on the opponent's scale. Options not "
@@ -209,14 +211,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args, passthrough = build_parser().parse_known_args(argv)
     for option in passthrough:
         if option.split("=", 1)[0] in OWN_OPTIONS:
-            print(f"ladder.py: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
+            print(f"{PROG}: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
             return 1
     if "{elo}" not in args.opponent:
-        print("ladder.py: error: --opponent needs {elo} where the level goes", file=sys.stderr)
+        print(f"{PROG}: error: --opponent needs {{elo}} where the level goes", file=sys.stderr)
         return 1
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print(
-            "ladder.py: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
+            f"{PROG}: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
             file=sys.stderr,
         )
         return 1
@@ -224,7 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        print(f"ladder.py: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
+        print(f"{PROG}: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
         return 1
     name = "engine"  # until a level's summary gives the name the match used
     rows: list[dict[str, Any]] = []
@@ -238,7 +240,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for path in (json_path, pgn_path):
                 path.unlink(missing_ok=True)
             opponent = args.opponent.replace("{elo}", str(level))
-            print(f"ladder.py: level {level}: {opponent}", file=sys.stderr, flush=True)
+            print(f"{PROG}: level {level}: {opponent}", file=sys.stderr, flush=True)
             status = match.main(
                 [
                     "--engine",
@@ -253,7 +255,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 ]
             )
             if status == 1:
-                print(f"ladder.py: level {level} could not be played", file=sys.stderr)
+                print(f"{PROG}: level {level} could not be played", file=sys.stderr)
                 return 1
             if status not in (0, 2):
                 break  # interrupted: the finished levels are kept and summarised
@@ -261,7 +263,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             try:
                 summary = json.loads(json_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as err:
-                print(f"ladder.py: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
+                print(f"{PROG}: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
                 return 1
         name = summary["engines"][0]["name"]
         rows.append(_row(level, summary))

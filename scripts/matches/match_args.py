@@ -40,14 +40,18 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+PROG = "cutoff-match"
+"""The tool's name in its usage and messages: the console script's."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Usage errors exit with 1, like every other bad input (the runner's documented
     # contract; 2 means a match stopped by an engine fault).
     parser = ToolParser(
-        prog="match.py",
+        prog=PROG,
         usage_status=1,
         description="Play a match between two UCI engines in colour-swapped pairs; report "
-        "W/D/L, Elo with a 95%% interval, LOS, pentanomial counts and an optional SPRT.",
+        "W/D/L, Elo with a 95% interval, LOS, pentanomial counts and an optional SPRT.",
         epilog="Engine spec: \"cmd='python -m engine' name=dev dir=../base option.Hash=64 "
         'tc=10+0.1 st=0.1 depth=3 nodes=20000" (per-engine limits override the global ones).',
     )
