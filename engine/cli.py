@@ -568,6 +568,13 @@ def _compile(args: argparse.Namespace) -> int:
         removed = compiled.remove()
         _write_line(f"removed {len(removed)} files: the search runs interpreted")
         return EXIT_OK
+    problem = None if args.no_chess else compiled.chess_version_problem()
+    if problem is not None:
+        # Before minutes of compiling: the build with python-chess would fail at its end.
+        sys.stderr.write(
+            f"cutoff compile: {problem}; or `cutoff compile --no-chess` for the engine-only build\n"
+        )
+        return EXIT_FAILED
     try:
         written = compiled.build(out=_write_line)
     except compiled.CompileError as error:

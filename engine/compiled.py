@@ -40,6 +40,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -406,6 +407,11 @@ _POSITION_PATCHES = (
 )
 """engine/position.py as the build with python-chess compiles it."""
 
+CHESS_VERSIONS = ((1, 11), (1, 12))
+"""The python-chess releases ``_CHESS_PATCHES`` are written for: at least the first,
+below the second. Each patch text is found once in 1.11.0, 1.11.1 and 1.11.2 (the
+build was run on 1.11.2); 1.10.0 lacks the ``copy`` signature they patch."""
+
 _FULL_MYPY_CONFIG = "[mypy]\n[mypy-chess.*]\nignore_errors = True\n"
 """mypyc type-checks what it compiles; python-chess's own annotations are not
 strict-clean, and its errors are not Cutoff's to fix."""
@@ -422,6 +428,32 @@ def installed_chess_dir(pkg: Optional[str] = None) -> Optional[str]:
     if not locations:
         return None
     return str(next(iter(locations)))
+
+
+def chess_version_problem(pkg: Optional[str] = None) -> Optional[str]:
+    """Why the installed python-chess cannot be patched for the build with it (its
+    version is outside CHESS_VERSIONS, or unknown), or ``None`` when it can. Read
+    from the package's source, without importing it."""
+    folder = installed_chess_dir(pkg)
+    if folder is None:
+        return "python-chess is not installed as a package folder"
+    try:
+        with open(os.path.join(folder, "__init__.py"), encoding="utf-8") as handle:
+            found = re.search(r'^__version__ = "([^"]+)"', handle.read(), re.MULTILINE)
+    except OSError:
+        found = None
+    low, high = (".".join(map(str, v)) for v in CHESS_VERSIONS)
+    wanted = f"python-chess {low}.x (pip install 'chess>={low},<{high}')"
+    if found is None:
+        return f"the installed python-chess has no version; the build needs {wanted}"
+    version = found.group(1)
+    try:
+        numbers = tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        numbers = ()
+    if not CHESS_VERSIONS[0] <= numbers < CHESS_VERSIONS[1]:
+        return f"python-chess {version} is installed; the build with it needs {wanted}"
+    return None
 
 
 def _chess_sources(folder: str) -> dict[str, str]:
@@ -553,9 +585,11 @@ def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) ->
     missing = missing_tools()
     if missing:
         raise CompileError(f"needs {' and '.join(missing)}: pip install 'cutoff-chess[compile]'")
+    problem = chess_version_problem(pkg)
+    if problem is not None:
+        raise CompileError(problem)
     installed = installed_chess_dir(pkg)
-    if installed is None:
-        raise CompileError("python-chess is not installed as a package folder")
+    assert installed is not None  # chess_version_problem found it
     with tempfile.TemporaryDirectory(prefix="cutoff-compile-full-") as root:
         shutil.copytree(
             _top_dir(pkg), os.path.join(root, _PACKAGE), ignore=shutil.ignore_patterns(*NOT_SOURCES)

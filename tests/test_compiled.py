@@ -227,6 +227,36 @@ def test_broken_full_build_falls_back(tmp_path: Path) -> None:
     assert "python-chess" not in off.stderr
 
 
+def test_compile_refuses_a_python_chess_it_cannot_patch(tmp_path: Path) -> None:
+    """python-chess 1.10.0 (which the dependency range allows) lacks a text the build
+    with python-chess patches: `cutoff compile` says so at once, before compiling."""
+    pkg = _copy_package(tmp_path)
+    installed = compiled.installed_chess_dir()
+    assert installed is not None
+    fake = tmp_path / "site" / "chess"
+    shutil.copytree(installed, fake, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (fake / "__init__.py").read_text()
+    old = re.search(r'^__version__ = "[^"]+"$', source, re.MULTILINE)
+    assert old is not None
+    (fake / "__init__.py").write_text(source.replace(old.group(0), '__version__ = "1.10.0"'))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "compile"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 1
+    assert result.stderr == (
+        "cutoff compile: python-chess 1.10.0 is installed; the build with it needs "
+        "python-chess 1.11.x (pip install 'chess>=1.11,<1.12'); or `cutoff compile "
+        "--no-chess` for the engine-only build\n"
+    )
+    assert compiled.extension_files(str(pkg)) == []
+
+
 def test_this_process_runs_interpreted_without_a_build() -> None:
     if compiled.stale_modules(compiled.package_dir()) is not None:
         pytest.skip("this checkout holds a compiled build")
