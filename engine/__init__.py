@@ -6,6 +6,7 @@ Architecture map (one concept per module):
 - ``cli``        the subcommands on argparse: analyse, annotate, stats, bench.
 - ``uci``        the UCI session; the only module that reads stdin or writes stdout.
 - ``uci_text``   the text of output lines: info, moves, the ``d`` board (pure).
+- ``boards``     boards from outside: ``position`` arguments, playability, perft.
 - ``options``    the UCI option table.
 - ``controller`` facade between protocol and search; owns position, TT, histories.
 - ``limits``     ``SearchLimits``: a parsed ``go`` command.
@@ -33,6 +34,7 @@ Architecture map (one concept per module):
 - ``annotate``   annotated games: evaluations, judgements, summary, graph.
 - ``textbook``   minimax, alpha-beta and PVS as taught, instrumented.
 - ``stats``      cutoff stats: what alpha-beta saves, measured.
+- ``plots``      matplotlib, optional and headless: the rule annotate and stats share.
 - ``compiled``   cutoff compile: the hot modules built by mypyc; the stale-build guard.
 
 Glossary:

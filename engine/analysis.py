@@ -50,6 +50,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from engine.boards import unplayable_problems
 from engine.controller import Controller
 from engine.limits import SearchLimits
 from engine.options import (
@@ -65,11 +66,10 @@ from engine.options import (
     Options,
 )
 from engine.score import is_mate_score, mate_in_moves
-from engine.search import BestMove, IterationInfo
+from engine.search import IterationInfo
 from engine.tt import BOUND_EXACT
-from engine.uci_text import legal_pv
+from engine.uci_text import BestMove, legal_pv
 from engine.wdl import search_wdl
-from perft.core import unplayable_problems
 
 AnalysisResult = Union[chess.engine.InfoDict, list[chess.engine.InfoDict]]
 ConfigValue = Union[str, int, bool, None]

@@ -36,6 +36,7 @@ import chess.pgn
 
 from engine.accuracy import PHASES, SideFigures, game_figures, phases, win_percent
 from engine.analysis import GamePosition
+from engine.plots import use_file_backend
 from engine.wdl import lichess_winning_chances, model_winning_chances
 
 CP_CEILING = 1000
@@ -51,10 +52,6 @@ JUDGEMENTS: tuple[tuple[float, int, str], ...] = (
     (0.1, chess.pgn.NAG_DUBIOUS_MOVE, "Inaccuracy"),
 )
 """(least drop in winning chances, NAG, name), worst first."""
-
-
-class PlotUnavailableError(RuntimeError):
-    """matplotlib is not installed (the ``plot`` extra)."""
 
 
 def capped_cp(score: chess.engine.Score) -> int:
@@ -271,15 +268,9 @@ def plot_evaluation(
     win_model: str = "cutoff",
 ) -> None:
     """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
-    try:
-        import matplotlib
+    use_file_backend()
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg")  # no screen needed
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise PlotUnavailableError(
-            "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
-        ) from None
     moves = [position.ply / 2 for position in positions]
     chances = white_win_percents(positions, win_model)
     figure, axes = plt.subplots(figsize=(10, 3.6), dpi=100)

@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         _annotate,
         help="annotate the games of a PGN file",
         description="Analyse every position of every game and write the games annotated: "
-        "[%%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
+        "[%eval] comments, ?!/?/?? by the drop in winning chances (lichess's rule), the "
         "better line, and each side's accuracy and average centipawn loss, overall and by "
         "phase.",
     )
@@ -558,7 +558,8 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
 def _annotate(args: argparse.Namespace) -> int:
 
     from engine.analysis import Analyser
-    from engine.annotate import PlotUnavailableError, annotate_game, game_report, plot_evaluation
+    from engine.annotate import annotate_game, game_report, plot_evaluation
+    from engine.plots import PlotUnavailableError
 
     errors = _Errors("cutoff annotate")
     if args.plot is not None:
@@ -766,6 +767,13 @@ def _compile(args: argparse.Namespace) -> int:
         removed = compiled.remove()
         _write_line(f"removed {len(removed)} files: the search runs interpreted")
         return EXIT_OK
+    problem = None if args.no_chess else compiled.chess_version_problem()
+    if problem is not None:
+        # Before minutes of compiling: the build with python-chess would fail at its end.
+        sys.stderr.write(
+            f"cutoff compile: {problem}; or `cutoff compile --no-chess` for the engine-only build\n"
+        )
+        return EXIT_FAILED
     try:
         written = compiled.build(out=_write_line)
     except compiled.CompileError as error:

@@ -35,14 +35,20 @@ setuptools at import) and must not import the search.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Callable, Optional
+
+COMPILED_PACKAGE = "engine"
+"""The package that holds ``COMPILED_MODULES``; its folder is the ``pkg`` of the
+functions below, and the extensions, the manifest and FULL_DIR sit in it."""
 
 COMPILED_MODULES = (
     "attacks",
@@ -70,12 +76,32 @@ FULL_DIR = "_full"
 NOT_SOURCES = ("__pycache__", "*.so", "*.pyd", MANIFEST, FULL_DIR)
 """Patterns of what a copy of the package's sources leaves out: caches and a build."""
 
-_PACKAGE = "engine"
+_PACKAGE = COMPILED_PACKAGE.split(".")[0]
+"""The top package: a build compiles a copy of all of it (mypyc type-checks the
+compiled modules against the modules they import)."""
+
+_PACKAGE_PATH = COMPILED_PACKAGE.split(".")
+"""``COMPILED_PACKAGE`` as folders below the one that holds the top package."""
 
 
 def package_dir() -> str:
-    """The folder of the ``engine`` package this module belongs to."""
-    return os.path.dirname(os.path.abspath(__file__))
+    """The folder of ``COMPILED_PACKAGE`` in the package this module belongs to."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), *_PACKAGE_PATH[1:])
+
+
+def _top_dir(pkg: str) -> str:
+    """The folder of the top package that holds the compiled package folder ``pkg``."""
+    for _ in _PACKAGE_PATH[1:]:
+        pkg = os.path.dirname(pkg)
+    return pkg
+
+
+def _compiled_package_module() -> Optional[ModuleType]:
+    """``COMPILED_PACKAGE``, imported (its ``__init__`` holds no code), or ``None``."""
+    try:
+        return importlib.import_module(COMPILED_PACKAGE)
+    except ImportError:
+        return None
 
 
 def _source_hash(path: str) -> str:
@@ -148,9 +174,9 @@ class _SourceFinder:
         path: Optional[Sequence[str]] = None,
         target: Optional[ModuleType] = None,
     ) -> Optional[importlib.machinery.ModuleSpec]:
-        prefix, _, name = fullname.partition(".")
+        prefix, _, name = fullname.rpartition(".")
         source = os.path.join(self.pkg, name + ".py")
-        if prefix != _PACKAGE or name not in COMPILED_MODULES or not os.path.exists(source):
+        if prefix != COMPILED_PACKAGE or name not in COMPILED_MODULES or not os.path.exists(source):
             return None
         return importlib.util.spec_from_file_location(fullname, source)
 
@@ -182,7 +208,7 @@ def use_sources(reason: str) -> bool:
         return True
     if stale_modules(pkg) != []:
         return True  # no compiled build (or a stale one, which ``guard`` handled)
-    if any(f"{_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES):
+    if any(f"{COMPILED_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES):
         return False
     sys.meta_path.insert(0, _SourceFinder(pkg, reason))
     return True
@@ -195,7 +221,7 @@ def build_description() -> str:
             return f"interpreted ({finder.reason})"
     compiled = []
     for module in COMPILED_MODULES:
-        spec = importlib.util.find_spec(f"{_PACKAGE}.{module}")
+        spec = importlib.util.find_spec(f"{COMPILED_PACKAGE}.{module}")
         origin = spec.origin if spec is not None else None
         if origin and not origin.endswith(".py"):
             compiled.append(module)
@@ -241,7 +267,7 @@ def missing_tools() -> list[str]:
 
 def _engine_sources() -> list[str]:
     """The compiled modules' files, relative to the root of a build."""
-    return [os.path.join(_PACKAGE, module + ".py") for module in COMPILED_MODULES]
+    return [os.path.join(*_PACKAGE_PATH, module + ".py") for module in COMPILED_MODULES]
 
 
 def _run_mypyc(root: str, group: str, sources: list[str]) -> None:
@@ -279,11 +305,13 @@ def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list
     if not os.access(pkg, os.W_OK):
         raise CompileError(f"cannot write to {pkg}")
     with tempfile.TemporaryDirectory(prefix="cutoff-compile-") as root:
-        scratch = os.path.join(root, _PACKAGE)
-        shutil.copytree(pkg, scratch, ignore=shutil.ignore_patterns(*NOT_SOURCES))
+        shutil.copytree(
+            _top_dir(pkg), os.path.join(root, _PACKAGE), ignore=shutil.ignore_patterns(*NOT_SOURCES)
+        )
+        scratch = os.path.join(root, *_PACKAGE_PATH)
         sources = {m: _source_hash(os.path.join(scratch, m + ".py")) for m in COMPILED_MODULES}
         out(f"compiling {len(COMPILED_MODULES)} modules with mypyc (a minute or two)...")
-        _run_mypyc(root, "engine._compiled", _engine_sources())
+        _run_mypyc(root, f"{COMPILED_PACKAGE}.{GROUP}", _engine_sources())
         built = extension_files(scratch)
         if len(built) != len(COMPILED_MODULES) + 1:
             raise CompileError(f"mypyc built {len(built)} extensions, not the expected ones")
@@ -391,6 +419,11 @@ _POSITION_PATCHES = (
 )
 """engine/position.py as the build with python-chess compiles it."""
 
+CHESS_VERSIONS = ((1, 11), (1, 12))
+"""The python-chess releases ``_CHESS_PATCHES`` are written for: at least the first,
+below the second. Each patch text is found once in 1.11.0, 1.11.1 and 1.11.2 (the
+build was run on 1.11.2); 1.10.0 lacks the ``copy`` signature they patch."""
+
 _FULL_MYPY_CONFIG = "[mypy]\n[mypy-chess.*]\nignore_errors = True\n"
 """mypyc type-checks what it compiles; python-chess's own annotations are not
 strict-clean, and its errors are not Cutoff's to fix."""
@@ -407,6 +440,32 @@ def installed_chess_dir(pkg: Optional[str] = None) -> Optional[str]:
     if not locations:
         return None
     return str(next(iter(locations)))
+
+
+def chess_version_problem(pkg: Optional[str] = None) -> Optional[str]:
+    """Why the installed python-chess cannot be patched for the build with it (its
+    version is outside CHESS_VERSIONS, or unknown), or ``None`` when it can. Read
+    from the package's source, without importing it."""
+    folder = installed_chess_dir(pkg)
+    if folder is None:
+        return "python-chess is not installed as a package folder"
+    try:
+        with open(os.path.join(folder, "__init__.py"), encoding="utf-8") as handle:
+            found = re.search(r'^__version__ = "([^"]+)"', handle.read(), re.MULTILINE)
+    except OSError:
+        found = None
+    low, high = (".".join(map(str, v)) for v in CHESS_VERSIONS)
+    wanted = f"python-chess {low}.x (pip install 'chess>={low},<{high}')"
+    if found is None:
+        return f"the installed python-chess has no version; the build needs {wanted}"
+    version = found.group(1)
+    try:
+        numbers = tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        numbers = ()
+    if not CHESS_VERSIONS[0] <= numbers < CHESS_VERSIONS[1]:
+        return f"python-chess {version} is installed; the build with it needs {wanted}"
+    return None
 
 
 def _chess_sources(folder: str) -> dict[str, str]:
@@ -454,7 +513,7 @@ def _forget_full_build(root: str) -> None:
     """Undo ``use_full_build``'s changes to the import system."""
     if root in sys.path:
         sys.path.remove(root)
-    engine_path = getattr(sys.modules.get(_PACKAGE), "__path__", None)
+    engine_path = getattr(sys.modules.get(COMPILED_PACKAGE), "__path__", None)
     shims = os.path.join(root, FULL_MODULES)
     if engine_path is not None and shims in engine_path:
         engine_path.remove(shims)
@@ -473,7 +532,7 @@ def use_full_build(pkg: Optional[str] = None) -> bool:
     if os.environ.get(FULL_ENV) == "0":
         return False
     if "chess" in sys.modules or any(
-        f"{_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES
+        f"{COMPILED_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES
     ):
         return full_build_loaded()
     if any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
@@ -484,10 +543,11 @@ def use_full_build(pkg: Optional[str] = None) -> bool:
             sys.stderr.write(f"cutoff: the build with python-chess is not used: {reason}\n")
         return False
     # chess and the group's library are found at the top of the folder; the search's
-    # modules in FULL_MODULES, ahead of the engine-only build beside the sources.
+    # modules in FULL_MODULES, which joins COMPILED_PACKAGE's path ahead of the
+    # engine-only build beside the sources.
     if root not in sys.path:  # (a started process has its parent's sys.path)
         sys.path.insert(0, root)
-    engine_path = getattr(sys.modules.get(_PACKAGE), "__path__", None)
+    engine_path = getattr(_compiled_package_module(), "__path__", None)
     if engine_path is not None:
         engine_path.insert(0, os.path.join(root, FULL_MODULES))
     try:
@@ -542,28 +602,30 @@ def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) ->
     missing = missing_tools()
     if missing:
         raise CompileError(f"needs {' and '.join(missing)}: pip install 'cutoff-chess[compile]'")
+    problem = chess_version_problem(pkg)
+    if problem is not None:
+        raise CompileError(problem)
     installed = installed_chess_dir(pkg)
-    if installed is None:
-        raise CompileError("python-chess is not installed as a package folder")
+    assert installed is not None  # chess_version_problem found it
     with tempfile.TemporaryDirectory(prefix="cutoff-compile-full-") as root:
         shutil.copytree(
-            pkg, os.path.join(root, _PACKAGE), ignore=shutil.ignore_patterns(*NOT_SOURCES)
+            _top_dir(pkg), os.path.join(root, _PACKAGE), ignore=shutil.ignore_patterns(*NOT_SOURCES)
         )
         scratch = os.path.join(root, "chess")
         shutil.copytree(installed, scratch, ignore=shutil.ignore_patterns(*NOT_SOURCES))
         chess_hashes = _chess_sources(scratch)
         engine_hashes = {
-            m: _source_hash(os.path.join(root, _PACKAGE, m + ".py")) for m in COMPILED_MODULES
+            m: _source_hash(os.path.join(root, *_PACKAGE_PATH, m + ".py")) for m in COMPILED_MODULES
         }
         _patch_file(os.path.join(scratch, "__init__.py"), _CHESS_PATCHES)
-        _patch_file(os.path.join(root, _PACKAGE, "position.py"), _POSITION_PATCHES)
+        _patch_file(os.path.join(root, *_PACKAGE_PATH, "position.py"), _POSITION_PATCHES)
         with open(os.path.join(root, "mypy.ini"), "w", encoding="utf-8") as handle:
             handle.write(_FULL_MYPY_CONFIG)
         out("compiling the search with python-chess's core module (two to four minutes)...")
         _run_mypyc(root, FULL_GROUP, [*_engine_sources(), os.path.join("chess", "__init__.py")])
         library = _extension(root, FULL_GROUP + "__mypyc")
         chess_shim = _extension(scratch, "__init__")
-        shims = [_extension(os.path.join(root, _PACKAGE), m) for m in COMPILED_MODULES]
+        shims = [_extension(os.path.join(root, *_PACKAGE_PATH), m) for m in COMPILED_MODULES]
         if library is None or chess_shim is None or None in shims:
             raise CompileError("mypyc did not build every extension of the group")
         target = os.path.join(pkg, FULL_DIR)

@@ -6,7 +6,7 @@ values that act on them. It runs every search (and ``go perft`` and ``bench``)
 on one worker thread, asks timeman for the deadlines of a ``go``, applies
 ``stop`` and ``ponderhit``, and guarantees exactly one legal ``bestmove`` per
 search, also when the search raises. It delegates everything else: time rules
-to timeman, perft to perft.core, the text of output lines to uci_text, the
+to timeman, perft to boards, the text of output lines to uci_text, the
 evaluation table to evaluate. Output leaves as structured reports through an
 ``Output`` (iteration reports, the move played, text lines); uci_text.TextOutput
 turns them into UCI lines, the analysis API into python-chess results. This
@@ -27,6 +27,7 @@ from typing import Callable, Optional, Protocol
 import chess
 
 from engine import timeman
+from engine.boards import PerftStoppedError, perft
 from engine.book import BookError, OpeningBook
 from engine.limits import SearchLimits
 from engine.movepick import decode
@@ -54,7 +55,6 @@ from engine.options import (
 from engine.position import REPETITION_WINDOW_PLIES
 from engine.score import MATE, MAX_PLY
 from engine.search import (
-    BestMove,
     IterationInfo,
     SearchControl,
     Searcher,
@@ -65,8 +65,7 @@ from engine.smp import HelperPool
 from engine.strength import Weakness, elo_for_skill, pick, weakness
 from engine.tablebase import Tablebases
 from engine.tt import BOUND_EXACT, TranspositionTable
-from engine.uci_text import printable
-from perft.core import PerftStoppedError, perft
+from engine.uci_text import BestMove, printable
 
 
 class Output(Protocol):

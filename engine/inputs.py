@@ -32,7 +32,7 @@ from typing import Optional, TextIO
 import chess
 import chess.pgn
 
-from engine.uci import PositionError, parse_position
+from engine.boards import PositionError, parse_position
 
 _FEN_BOARD = re.compile(r"^[1-8pnbrqkPNBRQK]+(/[1-8pnbrqkPNBRQK]+){7}$")
 _UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbnQRBN]?$|^0000$")
@@ -129,7 +129,7 @@ def _parse_line(text: str) -> tuple[chess.Board, dict[str, str]]:
 
 def _checked(board: chess.Board) -> chess.Board:
     """``board``, unless it is one no engine can search (no kings, opposite check...)."""
-    from perft.core import unplayable_problems
+    from engine.boards import unplayable_problems
 
     problems = unplayable_problems(board)
     if problems:

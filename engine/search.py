@@ -226,14 +226,6 @@ class IterationInfo:
     tbhits: int = 0
 
 
-@dataclass(frozen=True)
-class BestMove:
-    """The move a search plays (None: there is no legal move) and the reply it expects."""
-
-    move: Optional[chess.Move]
-    ponder: Optional[chess.Move] = None
-
-
 @dataclass
 class SearchResult:
     """The outcome of a search: the move to play and what backs it."""

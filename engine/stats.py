@@ -40,6 +40,7 @@ from typing import Any, Optional, Union
 import chess
 
 from engine.movepick import move_code
+from engine.plots import use_file_backend
 from engine.position import Position
 from engine.search import SearchControl, Searcher, SearchParams
 from engine.textbook import ALL, CUT, PV, Counts, TextbookSearch
@@ -377,17 +378,9 @@ def markdown(data: dict[str, Any]) -> str:
 
 def plot(data: dict[str, Any], path: Union[str, Path]) -> None:
     """Leaves (nodes, for the full search) against depth, log scale; formulas dashed."""
-    try:
-        import matplotlib
+    use_file_backend()
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        from engine.annotate import PlotUnavailableError
-
-        raise PlotUnavailableError(
-            "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
-        ) from None
     figure, axes = plt.subplots(figsize=(8, 5), dpi=100)
     for name, series in data["leaves"].items():
         depths = sorted(series)

@@ -35,9 +35,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
-import chess
-
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
+from engine.boards import PositionError, PositionParser
 from engine.limits import parse_go
 from engine.options import (
     UCI_SHOW_WDL,
@@ -47,7 +46,6 @@ from engine.options import (
     uci_option_lines,
 )
 from engine.uci_text import TextOutput, board_lines, printable
-from perft.core import UNPLAYABLE_STATUS
 
 if TYPE_CHECKING:
     from engine.controller import Controller
@@ -73,98 +71,6 @@ COMMANDS = frozenset(
         "eval",
     }
 )
-
-
-class PositionError(ValueError):
-    """A ``position`` command that cannot be applied; the message names the problem."""
-
-
-def _split_position(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """``position`` arguments split into the start (``startpos`` / ``fen ...``) and moves.
-
-    Only the tokens up to ``moves`` are looked at here: a game's move list may be
-    hundreds of thousands of tokens long.
-    """
-    lowered = (t.lower() for t in tokens)
-    start = next((i for i, t in enumerate(lowered) if t in ("startpos", "fen")), None)
-    if start is None:
-        raise PositionError("position: expected 'startpos' or 'fen'")
-    moves_at = next(
-        (i for i in range(start + 1, len(tokens)) if tokens[i].lower() == "moves"), len(tokens)
-    )
-    return tokens[start:moves_at], tokens[moves_at + 1 :]
-
-
-def _start_board(start: list[str], chess960: bool) -> chess.Board:
-    if start[0].lower() == "startpos":
-        return chess.Board(chess960=chess960)
-    fen = " ".join(start[1:])
-    if not fen:
-        raise PositionError("position: missing FEN")
-    try:
-        board = chess.Board(fen, chess960=chess960)
-    except ValueError as exc:
-        raise PositionError(f"invalid FEN '{printable(fen)}': {printable(str(exc))}") from None
-    status = board.status()
-    if status & UNPLAYABLE_STATUS:
-        raise PositionError(f"impossible position in FEN '{printable(fen)}'")
-    return board
-
-
-def _push_moves(board: chess.Board, texts: list[str], first_ply: int) -> None:
-    """Push UCI moves onto ``board``; on an illegal one, undo them all and raise."""
-    for pushed, text in enumerate(texts):
-        try:
-            move = board.parse_uci(text.lower())
-        except ValueError:
-            move = chess.Move.null()
-        if not move:
-            for _ in range(pushed):
-                board.pop()
-            raise PositionError(f"illegal move '{printable(text)}' at ply {first_ply + pushed}")
-        board.push(move)
-
-
-def parse_position(tokens: list[str], chess960: bool) -> chess.Board:
-    """Build the board of ``position startpos|fen <FEN> [moves ...]`` (tokens after it)."""
-    start, moves = _split_position(tokens)
-    board = _start_board(start, chess960)
-    _push_moves(board, moves, 1)
-    return board
-
-
-class PositionParser:
-    """``position`` commands of one session, parsed incrementally.
-
-    GUIs resend the whole game with every move. When a command repeats the
-    previous one's start and moves and only appends moves, just those are
-    checked and pushed, so the work per move does not grow with the game.
-    """
-
-    def __init__(self) -> None:
-        self._start: Optional[list[str]] = None
-        self._moves: list[str] = []
-        self._chess960 = False
-        self._board: Optional[chess.Board] = None
-
-    def parse(self, tokens: list[str], chess960: bool) -> chess.Board:
-        """The position of ``tokens``; the board is shared with the next call (do not push)."""
-        start, moves = _split_position(tokens)
-        board = self._board
-        known = len(self._moves)
-        if (
-            board is not None
-            and start == self._start
-            and chess960 == self._chess960
-            and len(moves) >= known
-            and moves[:known] == self._moves
-        ):
-            _push_moves(board, moves[known:], known + 1)
-        else:
-            board = _start_board(start, chess960)
-            _push_moves(board, moves, 1)
-        self._start, self._moves, self._chess960, self._board = start, moves, chess960, board
-        return board
 
 
 class LineWriter:

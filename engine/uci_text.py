@@ -18,6 +18,7 @@ what it returns. It stays cheap to import (uci.py needs it before the handshake)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
@@ -28,7 +29,15 @@ from engine.tt import BOUND_EXACT, BOUND_LOWER
 from engine.wdl import search_wdl
 
 if TYPE_CHECKING:  # the search is imported after the UCI handshake, not with this module
-    from engine.search import BestMove, IterationInfo
+    from engine.search import IterationInfo
+
+
+@dataclass(frozen=True)
+class BestMove:
+    """The move a search plays (None: there is no legal move) and the reply it expects."""
+
+    move: Optional[chess.Move]
+    ponder: Optional[chess.Move] = None
 
 
 def printable(text: str, limit: int = 80) -> str:

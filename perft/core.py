@@ -1,80 +1,26 @@
 """Perft walks: count the leaves of the legal move tree, optionally checking state.
 
-``perft`` and ``divide`` work on a bare ``chess.Board`` with legal generation and
-push/pop at every ply (no bulk counting, so the rate is comparable with a search's
-make/unmake cost). ``perft_checked`` walks the same tree through a position object
+``perft`` (the engine's own walk, ``engine.boards.perft``, which ``go perft`` runs)
+and ``divide`` work on a bare ``chess.Board`` with legal generation and push/pop at
+every ply (no bulk counting, so the rate is comparable with a search's make/unmake
+cost). ``perft_checked`` walks the same tree through a position object
 with incremental state (``engine.position.Position``) and stops at the first node
 where that state differs from a from-scratch computation.
 
-This module does no I/O and no argument parsing; it never imports the engine
-itself (callers pass the position class), so plain perft works without it.
+This module does no I/O and no argument parsing; it imports from the engine only
+``engine.boards`` (callers pass the position class), and the engine never imports
+this package.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
+from typing import Callable, Protocol
 
 import chess
 
-UNPLAYABLE_STATUS = (
-    chess.STATUS_EMPTY
-    | chess.STATUS_NO_WHITE_KING
-    | chess.STATUS_NO_BLACK_KING
-    | chess.STATUS_TOO_MANY_KINGS
-    | chess.STATUS_OPPOSITE_CHECK
-    | chess.STATUS_PAWNS_ON_BACKRANK
-)
-"""``Board.status()`` bits of positions a move generator cannot walk meaningfully:
-without both kings (one each), with pawns on the first or last rank, or with the
-side not to move in check (its king could be captured). Other odd statuses (too
-many checkers, a bogus en passant square) still have well-defined moves."""
-
-
-def unplayable_problems(board: chess.Board) -> str:
-    """What makes ``board`` unplayable (``UNPLAYABLE_STATUS``), as words for an error
-    message ("no white king, pawns on backrank"); empty when it is playable."""
-    status = board.status() & UNPLAYABLE_STATUS
-    return ", ".join(
-        (flag.name or "").removeprefix("STATUS_").lower().replace("_", " ")
-        for flag in chess.Status
-        if flag & status
-    )
-
-
-class PerftStoppedError(Exception):
-    """The ``stop`` event was set during a perft walk."""
-
-
-def perft(board: chess.Board, depth: int, stop: Optional[threading.Event] = None) -> int:
-    """Number of leaf nodes ``depth`` plies below ``board``; 1 at depth 0.
-
-    The board is pushed and popped in place and is unchanged afterwards (also when
-    ``stop`` is set: the walk then raises ``PerftStoppedError``, checked at every
-    node above the last two plies).
-    """
-    if depth <= 0:
-        return 1
-    nodes = 0
-    # Iterating the generator while pushing/popping is safe: after each pop the
-    # board is back in the state the generator reads, and skipping the list
-    # allocation is measurably faster.
-    if depth == 1:
-        for move in board.generate_legal_moves():
-            board.push(move)
-            nodes += 1
-            board.pop()
-        return nodes
-    if stop is not None and depth > 2 and stop.is_set():
-        raise PerftStoppedError
-    for move in board.generate_legal_moves():
-        board.push(move)
-        try:
-            nodes += perft(board, depth - 1, stop)
-        finally:
-            board.pop()
-    return nodes
+from engine.boards import PerftStoppedError as PerftStoppedError
+from engine.boards import perft as perft
 
 
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:

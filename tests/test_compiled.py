@@ -26,14 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
+PACKAGE_PATH = compiled.COMPILED_PACKAGE.split(".")
+"""The folders of the package that holds the compiled modules, from the top one."""
+
+
 def _copy_package(tmp_path: Path) -> Path:
-    """A copy of the engine package in tmp_path, without any build products."""
+    """A copy of the engine package in tmp_path, without any build products; returns
+    the copy's folder of the compiled modules' package."""
     shutil.copytree(
-        ROOT / "engine",
-        tmp_path / "engine",
+        ROOT / PACKAGE_PATH[0],
+        tmp_path / PACKAGE_PATH[0],
         ignore=shutil.ignore_patterns(*compiled.NOT_SOURCES),
     )
-    return tmp_path / "engine"
+    return tmp_path.joinpath(*PACKAGE_PATH)
 
 
 def _fake_build(pkg: Path, hashes: dict[str, str] | None = None) -> None:
@@ -232,6 +237,36 @@ def test_a_full_build_with_an_engine_folder_is_not_loaded(tmp_path: Path) -> Non
     assert compiled.full_build(str(pkg)) == (None, "built by an older Cutoff: run `cutoff compile`")
     status = _cutoff(tmp_path, "compile", "--status")
     assert "the build with python-chess: built by an older Cutoff" in status.stdout
+
+
+def test_compile_refuses_a_python_chess_it_cannot_patch(tmp_path: Path) -> None:
+    """python-chess 1.10.0 (which the dependency range allows) lacks a text the build
+    with python-chess patches: `cutoff compile` says so at once, before compiling."""
+    pkg = _copy_package(tmp_path)
+    installed = compiled.installed_chess_dir()
+    assert installed is not None
+    fake = tmp_path / "site" / "chess"
+    shutil.copytree(installed, fake, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (fake / "__init__.py").read_text()
+    old = re.search(r'^__version__ = "[^"]+"$', source, re.MULTILINE)
+    assert old is not None
+    (fake / "__init__.py").write_text(source.replace(old.group(0), '__version__ = "1.10.0"'))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "compile"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 1
+    assert result.stderr == (
+        "cutoff compile: python-chess 1.10.0 is installed; the build with it needs "
+        "python-chess 1.11.x (pip install 'chess>=1.11,<1.12'); or `cutoff compile "
+        "--no-chess` for the engine-only build\n"
+    )
+    assert compiled.extension_files(str(pkg)) == []
 
 
 def test_this_process_runs_interpreted_without_a_build() -> None:

@@ -107,7 +107,7 @@ def test_engine_that_cannot_start_is_one_line(
     lines = error_lines(done)
     assert done.returncode == status, done.stderr
     assert len(lines) == 1 and fragment in lines[0], lines
-    assert lines[0].startswith("epd_suite: ")
+    assert lines[0].startswith("cutoff-epd: ")
 
 
 def test_engine_crash_mid_suite_still_prints_the_summary(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_engine_crash_mid_suite_still_prints_the_summary(tmp_path: Path) -> None
     done = run_repo_script("matches.epd_suite", str(suite), "--engine", engine, "--depth", "1")
     assert done.returncode == 1
     assert error_lines(done) == [
-        f"epd_suite: the engine died at {suite} line 3: "
+        f"cutoff-epd: the engine died at {suite} line 3: "
         "engine process died unexpectedly (exit code: 3)"
     ]
     out = done.stdout.strip().splitlines()
@@ -156,7 +156,7 @@ def test_bad_lines_are_skipped_and_the_rest_run(tmp_path: Path) -> None:
     }
     assert len(lines) == len(expected), lines
     for line, (number, fragment) in zip(lines, expected.items()):
-        assert line.startswith(f"epd_suite: {suite} line {number}: ") and fragment in line
+        assert line.startswith(f"cutoff-epd: {suite} line {number}: ") and fragment in line
     out = done.stdout.strip().splitlines()
     assert [line.split()[::2] for line in out[:2]] == [["p1", "ok"], ["p8", "--"]]
     assert out[-1].startswith("solved 1 / 2 in ") and "(5 bad lines skipped)" in out[-1]
@@ -191,7 +191,7 @@ def test_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], fra
     done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub(), *args)
     assert done.returncode == 2
     lines = error_lines(done)
-    assert len(lines) == 1 and lines[0].startswith("epd_suite: error: ") and fragment in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("cutoff-epd: error: ") and fragment in lines[0]
     assert done.stdout == ""
 
 
@@ -201,7 +201,7 @@ def test_empty_suite_is_an_error(tmp_path: Path, content: str) -> None:
     suite.write_text(content)
     done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub())
     assert done.returncode == 2
-    assert error_lines(done) == [f"epd_suite: no positions in {suite}"]
+    assert error_lines(done) == [f"cutoff-epd: no positions in {suite}"]
     assert done.stdout == ""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from scripts.matches.stats import LevelResult, rating_on_scale, score_from_elo
+from scripts.matches.elo import LevelResult, rating_on_scale, score_from_elo
 from tests.conftest import REPO, default_sigint
 
 STUB = f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'}'"

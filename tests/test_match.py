@@ -28,10 +28,10 @@ import chess.pgn
 import pytest
 
 from scripts.matches.adjudication import Adjudication, adjudicate
-from scripts.matches.book import load_openings
 from scripts.matches.engines import QUIT_TIMEOUT_S, parse_engine_spec
 from scripts.matches.errors import MatchError
-from scripts.matches.limits import Limits, TimeControl, parse_tc
+from scripts.matches.match_openings import load_openings
+from scripts.matches.time_controls import Limits, TimeControl, parse_tc
 from tests.conftest import child_pids, still_running
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,7 +267,7 @@ def test_opening_already_over_is_rejected(
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith(f"match.py: error: {book}{where} the game is already over")
+    assert lines[0].startswith(f"cutoff-match: error: {book}{where} the game is already over")
     assert f"({reason})" in lines[0]
 
 
@@ -296,7 +296,7 @@ def test_bad_input_gives_one_line_error(args: list[str]) -> None:
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("match.py: error:"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("cutoff-match: error:"), proc.stderr
 
 
 def test_engine_option_errors_are_reported() -> None:

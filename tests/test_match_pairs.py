@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from scripts.matches import dispatch
-from scripts.matches.cli import build_config, build_parser
 from scripts.matches.config import Config
 from scripts.matches.errors import MatchError
+from scripts.matches.match_args import build_config, build_parser
 from scripts.matches.pairs import PairResult, failed_pairs
 from scripts.matches.runner import Match, run_match
 from tests.test_match import OPENINGS, RUNNER, read_pgn, stub
@@ -134,7 +134,7 @@ def test_scheduler_without_dask_says_how_to_install(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip() == (
-        "match.py: error: --scheduler needs Dask: pip install 'cutoff-chess[dask]'"
+        "cutoff-match: error: --scheduler needs Dask: pip install 'cutoff-chess[dask]'"
     )
     assert not pgn.exists()
 
@@ -149,4 +149,4 @@ def test_a_bad_scheduler_address_is_one_line(address: str) -> None:
     )  # fmt: skip
     assert proc.returncode == 1 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("match.py: error:"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("cutoff-match: error:"), proc.stderr

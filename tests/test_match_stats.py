@@ -1,4 +1,4 @@
-"""Tests for scripts/matches/stats.py against known values and independent computations.
+"""Tests for scripts/matches/elo.py against known values and independent computations.
 
 Known values come from the formulas themselves (Elo of a 75 % score, LOS from W and L)
 and from the published unit tests of fastchess (Disservin/fastchess,
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from scripts.matches import stats as ms
+from scripts.matches import elo as ms
 
 
 def _penta(ll: int, ld: int, wl: int, dd: int, wd: int, ww: int) -> list[int]:

@@ -1,7 +1,7 @@
 """Pooling match PGNs (``python -m scripts.matches.pool``), run as users run it.
 
 The games are written here with known results, so the counts, the pairs and the
-statistics (taken from ``stats`` on the counts worked out by hand) can be checked;
+statistics (taken from ``elo`` on the counts worked out by hand) can be checked;
 so can the one-line errors for games the pool cannot use.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scripts.matches import stats
+from scripts.matches import elo
 from tests.conftest import REPO
 
 TOOL = [sys.executable, "-m", "scripts.matches.pool"]
@@ -73,12 +73,12 @@ def test_files_are_counted_paired_and_pooled(tmp_path: Path) -> None:
     pooled = data["pooled"]
     assert (pooled["games"], pooled["pairs"]) == (14, 7)
     assert pooled["pentanomial"] == [1, 1, 2, 1, 2]
-    expected = stats.pentanomial_elo([1, 1, 2, 1, 2])
+    expected = elo.pentanomial_elo([1, 1, 2, 1, 2])
     assert pooled["elo_model"] == "pentanomial"
     assert pooled["elo"] == pytest.approx(expected.elo)
     assert pooled["elo_lower"] == pytest.approx(expected.elo_lower)
-    assert pooled["los"] == pytest.approx(stats.los(6, 4))
-    assert pooled["sprt"]["llr"] == pytest.approx(stats.llr_pentanomial([1, 1, 2, 1, 2], 0, 10))
+    assert pooled["los"] == pytest.approx(elo.los(6, 4))
+    assert pooled["sprt"]["llr"] == pytest.approx(elo.llr_pentanomial([1, 1, 2, 1, 2], 0, 10))
     assert pooled["opponents"] == ["B"]
     assert data["problems"] == 0
 
@@ -92,7 +92,7 @@ def test_the_other_engine_sees_the_mirror_and_the_table_names_every_file(
     assert (pooled["wins"], pooled["losses"]) == (3, 4)
     assert pooled["pentanomial"] == [1, 1, 2, 0, 1]
     assert pooled["sprt"]["elo0"] == -5.0
-    assert pooled["sprt"]["llr"] == pytest.approx(stats.llr_pentanomial([1, 1, 2, 0, 1], -5, 5))
+    assert pooled["sprt"]["llr"] == pytest.approx(elo.llr_pentanomial([1, 1, 2, 0, 1], -5, 5))
     text = run(str(one), str(one)).stdout
     assert "A against B: 2 files, 20 games" in text
     assert text.count("one.pgn") == 2 and "pooled" in text and "LLR" in text

@@ -25,9 +25,10 @@ from engine.bench import run_bench
 from engine.controller import Controller
 from engine.limits import SearchLimits
 from engine.movepick import decode, move_code
-from engine.search import BestMove, IterationInfo
+from engine.search import IterationInfo
 from engine.smp import HelperPool, pack_result, unpack_result
 from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
+from engine.uci_text import BestMove
 
 SHM = Path("/dev/shm")
 ROOT = Path(__file__).resolve().parent.parent

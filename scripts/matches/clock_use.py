@@ -31,8 +31,8 @@ import chess.pgn
 
 from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
-from .limits import TimeControl, parse_tc
 from .match_pgn import first_missing, games_of
+from .time_controls import TimeControl, parse_tc
 from .turning_points import PHASES, comment_depth, phase_of
 
 PROG = "clock_use"

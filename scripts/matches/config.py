@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .adjudication import Adjudication
-from .book import Opening
 from .engines import EngineSpec
+from .match_openings import Opening
 
 
 @dataclass

@@ -37,6 +37,7 @@ from engine.parallel import (
 from .config import Config
 from .engines import default_names
 from .errors import MatchError
+from .match_args import PROG
 from .pairs import PairResult, PairTask, failed_pairs, play_pairs
 from .runner import STOP_SIGNALS, Match
 
@@ -164,7 +165,7 @@ def _take(match: Match, result: PairResult) -> None:
         match.failed_pairs.append({"pair": result.pair + 1, "error": result.failure})
         _note(
             match,
-            f"match.py: pair {result.pair + 1} failed on every attempt and is not counted: "
+            f"{PROG}: pair {result.pair + 1} failed on every attempt and is not counted: "
             f"{result.failure}",
         )
         return

@@ -25,7 +25,7 @@ import chess
 import chess.engine
 
 from .errors import MatchError
-from .limits import Limits, parse_tc, positive_float, positive_int
+from .time_controls import Limits, parse_tc, positive_float, positive_int
 
 # Seconds an engine gets to answer `uci` with `uciok` (python-chess waits 10 s, cutechess 35 s;
 # a Python engine on a loaded machine needs more than the former).

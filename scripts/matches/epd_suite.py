@@ -16,8 +16,8 @@ was skipped, the engine could not start, made an error or died); 2 usage error (
 option value, unreadable or empty suite file); 130 interrupted (Ctrl-C); 143
 terminated (SIGTERM).
 
-Usage: python -m scripts.matches.epd_suite SUITE.epd [--time 1.0 | --depth N] [--engine CMD]
-       [--limit N]
+Usage: cutoff-epd SUITE.epd [--time 1.0 | --depth N] [--engine CMD] [--limit N]
+(in a checkout: python -m scripts.matches.epd_suite ...)
 """
 
 from __future__ import annotations
@@ -39,9 +39,12 @@ from typing import Optional, Union
 import chess
 import chess.engine
 
-from perft.core import unplayable_problems
+from engine.boards import unplayable_problems
 
 from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
+
+PROG = "cutoff-epd"
+"""The tool's name in its usage and messages: the console script's."""
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -125,7 +128,7 @@ def read_suite(path: str) -> list[Union[Position, str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ToolParser(prog="epd_suite", description=(__doc__ or "").splitlines()[0])
+    parser = ToolParser(prog=PROG, description=(__doc__ or "").splitlines()[0])
     parser.add_argument("suite", help="EPD file with bm/am operations")
     parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
     parser.add_argument("--depth", type=int, default=None, help="fixed depth instead of time")
@@ -173,13 +176,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         items = read_suite(args.suite)
     except OSError as error:
-        print(f"epd_suite: cannot read {args.suite}: {error.strerror}", file=sys.stderr)
+        print(f"{PROG}: cannot read {args.suite}: {error.strerror}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as error:
         print(f"epd_suite: cannot read {args.suite}: {error}", file=sys.stderr)
         return EXIT_USAGE
     if not items:
-        print(f"epd_suite: no positions in {args.suite}", file=sys.stderr)
+        print(f"{PROG}: no positions in {args.suite}", file=sys.stderr)
         return EXIT_USAGE
     if args.limit is not None:
         positions_seen = 0
@@ -215,13 +218,13 @@ def run_suite(
         try:
             engine = start_engine(command)
         except RuntimeError as error:
-            print(f"epd_suite: {error}", file=sys.stderr)
+            print(f"{PROG}: {error}", file=sys.stderr)
             return EXIT_FAILED
     previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         for item in items:
             if isinstance(item, str):
-                print(f"epd_suite: {item}", file=sys.stderr, flush=True)
+                print(f"{PROG}: {item}", file=sys.stderr, flush=True)
                 bad_lines += 1
                 continue
             assert engine is not None
@@ -237,7 +240,7 @@ def run_suite(
                 polite = False
                 break
             except chess.engine.EngineError as error:
-                print(f"epd_suite: {where}: engine error: {error}", file=sys.stderr, flush=True)
+                print(f"{PROG}: {where}: engine error: {error}", file=sys.stderr, flush=True)
                 engine_errors += 1
                 tried += 1
                 continue
@@ -258,7 +261,7 @@ def run_suite(
         if engine is not None:
             stop_engine(engine, polite)
     if stopped is not None and status == EXIT_OK:
-        print(f"epd_suite: {stopped}", file=sys.stderr, flush=True)
+        print(f"{PROG}: {stopped}", file=sys.stderr, flush=True)
         status = EXIT_FAILED
     elif bad_lines or engine_errors:
         status = max(status, EXIT_FAILED)

@@ -23,10 +23,10 @@ import chess.engine
 import chess.pgn
 
 from .adjudication import MATE_CP, adjudicate
-from .book import Opening
 from .config import Config
 from .engines import EngineProcess
-from .limits import Limits
+from .match_openings import Opening
+from .time_controls import Limits
 
 # Extra seconds beyond the time budget before a silent engine counts as stalled.
 DEFAULT_STALL_TIMEOUT_S = 10.0

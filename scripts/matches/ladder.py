@@ -11,14 +11,14 @@ Plays one ``cutoff-match`` per level, the engine against the opponent template w
 and summary are written as it finishes (``DIR/LEVEL.pgn``, ``DIR/LEVEL.json``), then
 the ladder so far (``DIR/ladder.json``, ``DIR/ladder.md``): W/D/L, score and Elo per
 level, and the one rating on the opponent's scale that explains all the games
-(``stats.rating_on_scale``); ``--plot FILE`` draws the scores per level with their
+(``elo.rating_on_scale``); ``--plot FILE`` draws the scores per level with their
 95 % intervals and the rating's expected-score curve (matplotlib, the ``plot``
 extra). ``--resume`` keeps every level whose summary shows all its
 planned games and plays the others again, so an interrupted ladder loses at most the
 level it was playing.
 
 This module only builds the matches' command lines, reads their summaries and writes
-the ladder: games, statistics and faults are the match runner's and ``stats``'. Exit
+the ladder: games, statistics and faults are the match runner's and ``elo``'. Exit
 status: 0 every level played (faults are counted in the table, as in a match), 1 bad
 input or a level that could not start, 130/143 interrupted (the levels finished so far
 are kept and summarised).
@@ -36,18 +36,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from . import match, stats
+from . import elo, match
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
 DEFAULT_LEVELS = (1800, 2000, 2200)
+PROG = "cutoff-ladder"
+"""The tool's name in its usage and messages: the console script's."""
 OWN_OPTIONS = ("--pgn", "--json", "--engine")
 """Match options the ladder sets itself for every level."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ladder.py",
+        prog=PROG,
         description=(
             "Play an engine against an opponent at several levels (by default "
             "Stockfish's UCI_Elo) and rate it on the opponent's scale. Options not "
@@ -121,8 +123,8 @@ def _fmt_elo(row: dict[str, Any]) -> str:
 
 def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ladder as JSON-ready data: the rows and the rating on the opponent's scale."""
-    rating, error = stats.rating_on_scale(
-        [stats.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
+    rating, error = elo.rating_on_scale(
+        [elo.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
     )
     return {
         "engine": name,
@@ -172,8 +174,8 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
     scores = [100 * row["score"] for row in rows]
     bars = []
     for row in rows:
-        level = stats.LevelResult(row["level"], row["wins"], row["draws"], row["losses"])
-        bars.append(100 * stats.Z95 * math.sqrt(level.score_variance / level.games))
+        level = elo.LevelResult(row["level"], row["wins"], row["draws"], row["losses"])
+        bars.append(100 * elo.Z95 * math.sqrt(level.score_variance / level.games))
     axes.errorbar(levels, scores, yerr=bars, fmt="o", capsize=4, label="score, 95 %")
     rating = summary["rating"]
     if rating is not None:
@@ -181,7 +183,7 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
         xs = [low + (high - low) * i / 100 for i in range(101)]
         axes.plot(
             xs,
-            [100 * stats.score_from_elo(rating - x) for x in xs],
+            [100 * elo.score_from_elo(rating - x) for x in xs],
             linestyle="--",
             label=f"expected at {rating:.0f}",
         )
@@ -209,14 +211,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args, passthrough = build_parser().parse_known_args(argv)
     for option in passthrough:
         if option.split("=", 1)[0] in OWN_OPTIONS:
-            print(f"ladder.py: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
+            print(f"{PROG}: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
             return 1
     if "{elo}" not in args.opponent:
-        print("ladder.py: error: --opponent needs {elo} where the level goes", file=sys.stderr)
+        print(f"{PROG}: error: --opponent needs {{elo}} where the level goes", file=sys.stderr)
         return 1
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print(
-            "ladder.py: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
+            f"{PROG}: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
             file=sys.stderr,
         )
         return 1
@@ -224,7 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        print(f"ladder.py: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
+        print(f"{PROG}: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
         return 1
     name = "engine"  # until a level's summary gives the name the match used
     rows: list[dict[str, Any]] = []
@@ -238,7 +240,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for path in (json_path, pgn_path):
                 path.unlink(missing_ok=True)
             opponent = args.opponent.replace("{elo}", str(level))
-            print(f"ladder.py: level {level}: {opponent}", file=sys.stderr, flush=True)
+            print(f"{PROG}: level {level}: {opponent}", file=sys.stderr, flush=True)
             status = match.main(
                 [
                     "--engine",
@@ -253,7 +255,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 ]
             )
             if status == 1:
-                print(f"ladder.py: level {level} could not be played", file=sys.stderr)
+                print(f"{PROG}: level {level} could not be played", file=sys.stderr)
                 return 1
             if status not in (0, 2):
                 break  # interrupted: the finished levels are kept and summarised
@@ -261,7 +263,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             try:
                 summary = json.loads(json_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as err:
-                print(f"ladder.py: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
+                print(f"{PROG}: error: no summary in {str(json_path)!r}: {err}", file=sys.stderr)
                 return 1
         name = summary["engines"][0]["name"]
         rows.append(_row(level, summary))

@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from .cli import build_config, build_parser
 from .errors import MatchError, MatchInterruptedError
+from .match_args import PROG, build_config, build_parser
 from .runner import run_match
 from .tally import format_summary, summary_dict
 
@@ -68,13 +68,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             match = asyncio.run(run_match(cfg))
     except MatchError as err:
-        print(f"match.py: error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
     except MatchInterruptedError as stop:
-        print(f"match.py: interrupted by {stop.signal_name} before any game", file=sys.stderr)
+        print(f"{PROG}: interrupted by {stop.signal_name} before any game", file=sys.stderr)
         return 128 + signal.Signals[stop.signal_name].value
     except KeyboardInterrupt:
-        print("match.py: interrupted", file=sys.stderr)
+        print(f"{PROG}: interrupted", file=sys.stderr)
         return 128 + signal.SIGINT
     summary = summary_dict(match)
     text = format_summary(summary)
@@ -90,7 +90,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 )
             except OSError as err:
                 print(
-                    f"match.py: error: cannot write {cfg.json_path!r}: {err.strerror}",
+                    f"{PROG}: error: cannot write {cfg.json_path!r}: {err.strerror}",
                     file=sys.stderr,
                 )
                 return 1

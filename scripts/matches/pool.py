@@ -22,7 +22,7 @@ give a pooled figure without that file); a game the pool cannot use (no result,
 the engine not playing, a round that pairs nothing) is one line on stderr with its
 file and line, and the rest is pooled. Unfinished games (``Result "*"``, as an
 interrupted match leaves its last games) are counted apart, not as errors. All
-statistics come from ``stats``; this module must not play games or compute
+statistics come from ``elo``; this module must not play games or compute
 statistics of its own.
 """
 
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..common import EXIT_FAILED, ToolParser
-from . import stats
+from . import elo
 from .match_pgn import first_missing
 
 PROG = "cutoff-pool"
@@ -189,15 +189,15 @@ def first_engine(path: str) -> Optional[str]:
 
 
 def summary(count: Count, sprt: tuple[float, float], alpha: float) -> dict[str, Any]:
-    """Counts and the statistics ``stats`` computes from them."""
+    """Counts and the statistics ``elo`` computes from them."""
     pairs = sum(count.pentanomial)
     estimate = (
-        stats.pentanomial_elo(count.pentanomial)
+        elo.pentanomial_elo(count.pentanomial)
         if pairs
-        else stats.trinomial_elo(count.wins, count.draws, count.losses)
+        else elo.trinomial_elo(count.wins, count.draws, count.losses)
     )
-    lower, upper = stats.sprt_bounds(alpha, alpha)
-    llr = stats.llr_pentanomial(count.pentanomial, *sprt) if pairs else 0.0
+    lower, upper = elo.sprt_bounds(alpha, alpha)
+    llr = elo.llr_pentanomial(count.pentanomial, *sprt) if pairs else 0.0
     return {
         "games": count.games,
         "wins": count.wins,
@@ -211,7 +211,7 @@ def summary(count: Count, sprt: tuple[float, float], alpha: float) -> dict[str, 
         "elo": _finite(estimate.elo) if count.games else None,
         "elo_lower": _finite(estimate.elo_lower) if count.games else None,
         "elo_upper": _finite(estimate.elo_upper) if count.games else None,
-        "los": stats.los(count.wins, count.losses),
+        "los": elo.los(count.wins, count.losses),
         "opponents": sorted(count.opponents),
         "sprt": {
             "elo0": sprt[0],

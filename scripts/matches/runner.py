@@ -7,7 +7,7 @@ the pair), on an engine fault (unless ``--recover``) or on SIGINT/SIGTERM (the e
 are ended, the games played so far are kept), and restarting an engine after a fault.
 ``Match`` (the record of a match as it goes) and ``after_fault`` (the fault policy)
 also serve the pairs played on Dask (``pairs``, ``dispatch``).
-It must not play a move itself (``games``) or compute statistics (``stats``).
+It must not play a move itself (``games``) or compute statistics (``elo``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any, Optional, TextIO
 
-from . import stats
+from . import elo
 from .config import Config
 from .engines import INTERRUPT_QUIT_TIMEOUT_S, QUIT_TIMEOUT_S, EngineProcess, start_first_engines
 from .errors import MatchError, MatchInterruptedError
@@ -108,7 +108,7 @@ class Match:
             self.pgn_file.flush()
         if self.cfg.sprt and self.sprt_result is None:
             llr = self.llr()
-            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            lower, upper = elo.sprt_bounds(self.cfg.alpha, self.cfg.beta)
             if llr >= upper:
                 self.sprt_result = "H1 accepted"
             elif llr <= lower:
@@ -121,7 +121,7 @@ class Match:
     def llr(self) -> float:
         assert self.cfg.sprt is not None
         elo0, elo1 = self.cfg.sprt
-        return stats.llr_pentanomial(self.tally.pentanomial, elo0, elo1)
+        return elo.llr_pentanomial(self.tally.pentanomial, elo0, elo1)
 
     def print_progress(self, rec: GameRecord) -> None:
         t = self.tally
@@ -133,7 +133,7 @@ class Match:
             f"Elo {est.elo:+.1f} +/- {fmt_error(est.error)}"
         )
         if self.cfg.sprt:
-            lower, upper = stats.sprt_bounds(self.cfg.alpha, self.cfg.beta)
+            lower, upper = elo.sprt_bounds(self.cfg.alpha, self.cfg.beta)
             line += f" LLR {self.llr():.2f} ({lower:.2f}, {upper:.2f})"
         faults = sum(sum(counts.values()) for counts in t.faults.values())
         if faults:
@@ -145,11 +145,11 @@ class Match:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    def elo_estimate(self) -> stats.EloEstimate:
+    def elo_estimate(self) -> elo.EloEstimate:
         t = self.tally
         if t.pairs:
-            return stats.pentanomial_elo(t.pentanomial)
-        return stats.trinomial_elo(t.wins, t.draws, t.losses)
+            return elo.pentanomial_elo(t.pentanomial)
+        return elo.trinomial_elo(t.wins, t.draws, t.losses)
 
     async def worker(self, engines: list[EngineProcess]) -> None:
         try:

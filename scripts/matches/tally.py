@@ -3,7 +3,7 @@
 Responsible for counting finished games from the first engine's point of view (W/D/L,
 pentanomial pair counts, identical pairs, game ends, faults per engine) and for the
 summary built from those counts: the dictionary written as JSON and its text form.
-All strength numbers come from ``stats``; this module must not compute statistics of
+All strength numbers come from ``elo``; this module must not compute statistics of
 its own, play games or print.
 """
 
@@ -13,14 +13,13 @@ import math
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
-from . import stats
+from . import elo
 from .games import GameRecord
 
 if TYPE_CHECKING:
-    # For the annotation only: the runner imports this module to keep its tally.
-    from .runner import Match
+    from .config import Config
 
 
 @dataclass
@@ -84,13 +83,30 @@ def fmt_error(error: float) -> str:
     return f"{error:.1f}" if math.isfinite(error) else "inf"
 
 
-def summary_dict(match: Match) -> dict[str, Any]:
+class MatchState(Protocol):
+    """What the summary reads of a match (the runner's ``Match``); a protocol, so that
+    this module does not import the runner, which imports it to keep its tally."""
+
+    cfg: Config
+    names: list[str]
+    tally: Tally
+    sprt_result: Optional[str]
+    failed_pairs: list[dict[str, Any]]
+    stop_reason: Optional[str]
+    aborted: bool
+    interrupted: Optional[str]
+    started: float
+
+    def llr(self) -> float: ...
+
+
+def summary_dict(match: MatchState) -> dict[str, Any]:
     cfg, t = match.cfg, match.tally
-    tri = stats.trinomial_elo(t.wins, t.draws, t.losses)
-    penta = stats.pentanomial_elo(t.pentanomial) if t.pairs else None
+    tri = elo.trinomial_elo(t.wins, t.draws, t.losses)
+    penta = elo.pentanomial_elo(t.pentanomial) if t.pairs else None
     best = penta or tri
 
-    def estimate(e: Optional[stats.EloEstimate]) -> Optional[dict[str, Any]]:
+    def estimate(e: Optional[elo.EloEstimate]) -> Optional[dict[str, Any]]:
         if e is None:
             return None
         return {
@@ -119,7 +135,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         )
     sprt: Optional[dict[str, Any]] = None
     if cfg.sprt:
-        lower, upper = stats.sprt_bounds(cfg.alpha, cfg.beta)
+        lower, upper = elo.sprt_bounds(cfg.alpha, cfg.beta)
         sprt = {
             "elo0": cfg.sprt[0],
             "elo1": cfg.sprt[1],
@@ -140,7 +156,7 @@ def summary_dict(match: Match) -> dict[str, Any]:
         "elo_model": "pentanomial" if penta else "trinomial",
         "elo_trinomial": estimate(tri),
         "elo_pentanomial": estimate(penta),
-        "los": stats.los(t.wins, t.losses),
+        "los": elo.los(t.wins, t.losses),
         "pentanomial": list(t.pentanomial),
         "pentanomial_dd": t.pair_dd,
         "pentanomial_wl": t.pair_wl,

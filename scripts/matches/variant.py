@@ -3,7 +3,8 @@
     python -m scripts.matches.variant DIR search.NULL_MOVE=False search.LMR_BASE=1.0
 
 copies ``engine/`` to ``DIR/engine`` and rewrites each named top-level constant
-(``MODULE.NAME=VALUE``; the line must start with ``NAME =``). Run the copy with
+(``MODULE.NAME=VALUE``, MODULE a module's name or its dotted path in the package;
+the line must start with ``NAME =``). Run the copy with
 ``cmd='python -m engine' dir=DIR`` in the match runner. The working tree is never
 changed; a name that is not found is an error, so a typo cannot pass as a test.
 """
@@ -23,6 +24,20 @@ from ..common import ToolParser
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
+def _module_file(package: Path, module: str) -> Path:
+    """The file of ``module`` in the copied package: a dotted path below it
+    (``core.search``), or a module name found once anywhere in it (``search``)."""
+    path = package.joinpath(*module.split(".")).with_suffix(".py")
+    if path.is_file():
+        return path
+    found = sorted(package.rglob(f"{module.split('.')[-1]}.py"))
+    if len(found) != 1:
+        raise ValueError(
+            f"no module {module} in engine/" if not found else f"{module} is ambiguous"
+        )
+    return found[0]
+
+
 def make_variant(target: Path, overrides: list[str]) -> None:
     """Copy the engine package under ``target`` and apply ``MODULE.NAME=VALUE`` overrides."""
     destination = target / "engine"
@@ -36,17 +51,16 @@ def make_variant(target: Path, overrides: list[str]) -> None:
     )
     for override in overrides:
         name, sep, value = override.partition("=")
-        module, dot, constant = name.partition(".")
+        module, dot, constant = name.rpartition(".")
         if not sep or not dot or not constant.isidentifier():
             raise ValueError(f"expected MODULE.NAME=VALUE, got {override!r}")
-        path = destination / f"{module}.py"
-        if not path.is_file():
-            raise ValueError(f"no module engine/{module}.py")
+        path = _module_file(destination, module)
         text = path.read_text()
         pattern = re.compile(rf"^{re.escape(constant)}(: [^=]+)? = .*$", re.MULTILINE)
         found = list(pattern.finditer(text))
         if len(found) != 1:
-            raise ValueError(f"engine/{module}.py: {len(found)} definitions of {constant}")
+            shown = path.relative_to(target).as_posix()
+            raise ValueError(f"{shown}: {len(found)} definitions of {constant}")
         match = found[0]
         line = f"{constant}{match.group(1) or ''} = {value}"
         text = text[: match.start()] + line + text[match.end() :]

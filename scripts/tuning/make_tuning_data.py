@@ -54,11 +54,11 @@ from ..common import (
     quit_engine,
     report_failure,
 )
+from ..matches.errors import MatchError
 
 # The match runner's openings reader and shipped openings.
-from ..matches.book import DEFAULT_OPENINGS
-from ..matches.book import load_openings as load_book
-from ..matches.errors import MatchError
+from ..matches.match_openings import DEFAULT_OPENINGS
+from ..matches.match_openings import load_openings as load_book
 
 # The repository root (this file is scripts/tuning/make_tuning_data.py): the engine's
 # working directory, so that ``--engine 'python -m engine'`` finds the checkout's engine.

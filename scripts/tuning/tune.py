@@ -36,6 +36,7 @@ This script must not be imported by the engine; it writes only that one file.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import sys
@@ -47,15 +48,24 @@ from pathlib import Path
 import chess
 import numpy as np
 
-import engine
 from engine import features as feat
 from engine.pesto import pesto_psqt
 
 from ..common import ToolParser
 
+
+def _shipped_weights() -> Path:
+    """The weights file beside the module that loads it (``engine.weights``), found
+    without importing that module: its import fails on weights that no longer fit the
+    features, which are what a tuner is run to replace."""
+    spec = importlib.util.find_spec("engine.weights")
+    assert spec is not None and spec.origin is not None, "no engine.weights module"
+    return Path(spec.origin).resolve().parent / "weights.json"
+
+
 # The weights the engine ships with: those of the engine package being tuned (the
 # checkout's, when run as ``python -m scripts.tuning.tune`` from the repository root).
-SHIPPED_WEIGHTS = Path(engine.__file__).resolve().parent / "weights.json"
+SHIPPED_WEIGHTS = _shipped_weights()
 # Where the weights go without --out or --install: beside the user, not into the engine.
 DEFAULT_OUT = Path("weights_tuned.json")
 

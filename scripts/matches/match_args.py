@@ -15,14 +15,14 @@ from typing import Any, Optional
 import chess
 
 from ..common import ToolParser
-from . import stats
+from . import elo
 from .adjudication import Adjudication
-from .book import DEFAULT_OPENINGS, Opening, load_openings
 from .config import Config
 from .engines import parse_engine_spec
 from .errors import MatchError
 from .games import DEFAULT_MARGIN_S, DEFAULT_STALL_TIMEOUT_S, DEFAULT_STALL_TIMEOUT_UNTIMED_S
-from .limits import Limits, parse_tc, positive_float, positive_int
+from .match_openings import DEFAULT_OPENINGS, Opening, load_openings
+from .time_controls import Limits, parse_tc, positive_float, positive_int
 
 # The project's standard strength test (see scripts/matches/sprt.sh and the README).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -40,14 +40,18 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+PROG = "cutoff-match"
+"""The tool's name in its usage and messages: the console script's."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Usage errors exit with 1, like every other bad input (the runner's documented
     # contract; 2 means a match stopped by an engine fault).
     parser = ToolParser(
-        prog="match.py",
+        prog=PROG,
         usage_status=1,
         description="Play a match between two UCI engines in colour-swapped pairs; report "
-        "W/D/L, Elo with a 95%% interval, LOS, pentanomial counts and an optional SPRT.",
+        "W/D/L, Elo with a 95% interval, LOS, pentanomial counts and an optional SPRT.",
         epilog="Engine spec: \"cmd='python -m engine' name=dev dir=../base option.Hash=64 "
         'tc=10+0.1 st=0.1 depth=3 nodes=20000" (per-engine limits override the global ones).',
     )
@@ -229,7 +233,7 @@ def build_config(args: argparse.Namespace) -> Config:
         if not elo0 < elo1:
             raise MatchError("--sprt needs ELO0 < ELO1")
         try:
-            stats.sprt_bounds(alpha, beta)
+            elo.sprt_bounds(alpha, beta)
         except ValueError as err:
             raise MatchError(f"--alpha/--beta: {err}") from None
         sprt = (elo0, elo1)
