@@ -259,9 +259,10 @@ def train(args: Any) -> int:
         f"read in {time.monotonic() - began:.1f} s",
         flush=True,
     )
+    # int32 indices (the embedding takes them) halve the memory of int64 ones.
     tensors = (
-        torch.from_numpy(data.white.astype(np.int64)),
-        torch.from_numpy(data.black.astype(np.int64)),
+        torch.from_numpy(data.white.astype(np.int32)),
+        torch.from_numpy(data.black.astype(np.int32)),
         torch.from_numpy(data.white_to_move),
         torch.from_numpy(target),
     )
