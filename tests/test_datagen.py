@@ -100,3 +100,20 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"datagen: {bad}:1: bad FEN" in done.stderr
     assert not (tmp_path / "o.gz").exists()
+
+
+def test_bad_engine_is_one_line(tmp_path: Path) -> None:
+    done = run_repo_script(
+        "training.datagen",
+        str(tmp_path / "o.gz"),
+        "--games",
+        "50",
+        "--engine",
+        str(tmp_path / "no-such-engine"),
+        "--label-from-play",
+        "--jobs",
+        "2",
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot start engine" in done.stderr
+    assert not (tmp_path / "o.gz").exists()

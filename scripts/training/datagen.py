@@ -451,6 +451,12 @@ def generate(args: Any) -> Tally:
         args.label_nodes,
         args.label_from_play,
     )
+    # Start each engine once here, so that a bad --engine or --teacher is one message
+    # before any worker exists, not a failure per work unit.
+    if play is not None:
+        quit_engine(start_engine(play.engine_argv))
+    if settings.teacher:
+        quit_engine(start_engine(settings.teacher))
     errors: list[str] = []
     tasks = _tasks(args, errors)
     for message in errors:
