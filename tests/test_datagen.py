@@ -117,3 +117,14 @@ def test_bad_engine_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "cannot start engine" in done.stderr
     assert not (tmp_path / "o.gz").exists()
+
+
+def test_quiet_check_is_cutoffs_quiescence_against_its_static_score() -> None:
+    from scripts.training.datagen import QuietCheck
+
+    check = QuietCheck()
+    # White is a knight down for a pawn but takes the knight for nothing: the static
+    # score is negative, the quiescence score positive.
+    assert not check.agrees(chess.Board("4k2q/8/8/3n4/8/8/P2Q4/4K3 w - - 0 1"))
+    for line in FENS.read_text().splitlines()[:20]:
+        assert check.agrees(chess.Board(line.split(";")[0]))

@@ -17,6 +17,9 @@ Positions come from three sources, in this order:
 * ``--fens FILE``: one position a line, ``FEN`` or ``FEN;RESULT[;...]`` (the tuning
   data of scripts.tuning), through the same quiet test.
 
+Every position must also pass Cutoff's quiescence search: its score must not have the
+opposite sign of the static evaluation (``--no-qsearch-check`` skips this).
+
 Every position is labelled by the teacher (``--teacher``, default Debian's Stockfish)
 at ``--label-depth`` or ``--label-nodes`` from an empty hash, or with
 ``--label-from-play`` by the score of the self-play search that played from it (no
@@ -94,6 +97,8 @@ FENS_PER_TASK = 200
 """Positions of a ``--fens`` file per work unit."""
 FLUSH_SECONDS = 5.0
 """How often finished work is appended (a gzip member): what an interruption can lose."""
+QSEARCH_HASH_MB = 1
+"""The quiet check's table: a quiescence search of a quiet position is small."""
 TEACHER_HASH_MB = 4
 """The teacher's hash: cleared before every position (ucinewgame), so small is quick."""
 STOCKFISH_PATHS = ("stockfish", "/usr/games/stockfish")
@@ -126,6 +131,7 @@ class Settings(NamedTuple):
     label_depth: Optional[int]
     label_nodes: Optional[int]
     label_from_play: bool
+    qsearch_check: bool = True
 
 
 def _noisy(board: chess.Board, move: Optional[chess.Move]) -> bool:
@@ -156,11 +162,37 @@ class Labeller:
         return clip(cp or 0), pv[0] if pv else None
 
 
+class QuietCheck:
+    """Cutoff's quiescence search against its static evaluation, from an empty table."""
+
+    def __init__(self) -> None:
+        from engine.search import Searcher
+        from engine.tt import TranspositionTable
+
+        self.searcher = Searcher(TranspositionTable(QSEARCH_HASH_MB))
+
+    def agrees(self, board: chess.Board) -> bool:
+        """Whether the quiescence score has the static evaluation's sign (or either is 0)."""
+        from engine.position import Position
+
+        # Cleared each time: a verdict must not depend on what was checked before.
+        self.searcher.tt.clear()
+        quiet = self.searcher.quiescence(board)
+        static = self.searcher.evaluator.evaluate(Position(board.copy()))
+        return quiet * static >= 0
+
+
 @dataclass
 class _Worker:
     settings: Settings
     runner: Optional[GameRunner] = None
     labeller: Optional[Labeller] = None
+    checker: Optional[QuietCheck] = None
+
+    def quiet(self) -> QuietCheck:
+        if self.checker is None:
+            self.checker = QuietCheck()
+        return self.checker
 
     def close(self) -> None:
         for engine in (self.runner, self.labeller):
@@ -220,6 +252,9 @@ def _run_task(worker: _Worker, task: Task) -> TaskResult:
         board = chess.Board(fen)
         # Self-play positions passed the same test in the game loop.
         if task.game < 0 and not is_quiet(board):
+            not_quiet += 1
+            continue
+        if settings.qsearch_check and not worker.quiet().agrees(board):
             not_quiet += 1
             continue
         if settings.label_from_play:
@@ -372,6 +407,11 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     src.add_argument("--skip-plies", type=int, default=8, help="plies of a game not recorded")
     src.add_argument("--pgn", type=Path, nargs="+", default=[], help="match PGN files")
     src.add_argument("--fens", type=Path, nargs="+", default=[], help="FEN[;RESULT] files")
+    src.add_argument(
+        "--no-qsearch-check",
+        action="store_true",
+        help="skip the check that Cutoff's quiescence score has its static score's sign",
+    )
     lab = parser.add_argument_group("labels")
     lab.add_argument("--teacher", help="labelling engine command (default: stockfish)")
     how = lab.add_mutually_exclusive_group(required=True)
@@ -450,6 +490,7 @@ def generate(args: Any) -> Tally:
         args.label_depth,
         args.label_nodes,
         args.label_from_play,
+        not args.no_qsearch_check,
     )
     # Start each engine once here, so that a bad --engine or --teacher is one message
     # before any worker exists, not a failure per work unit.
