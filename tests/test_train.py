@@ -90,3 +90,21 @@ def test_missing_data_is_one_line(tmp_path: Path) -> None:
     done = run_repo_script("training.train", str(tmp_path / "none.gz"), "--out", "x.bin")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "none.gz" in done.stderr
+
+
+def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
+    data = tmp_path / "games.gz"
+    lines = SCORED.read_text().splitlines()[:200]
+    for game in range(20):
+        chunk = lines[game * 10 : game * 10 + 10]
+        fields = [line.split(";") for line in chunk]
+        append_member(
+            data,
+            [format_sample(Sample(f, int(s), r)) for f, r, s in fields] + [f"#done game:1:{game}"],
+        )
+    arrays = Data([data], None)
+    assert arrays.unit.tolist() == [game for game in range(20) for _ in range(10)]
+    val, trn = arrays.split(0.1, seed=1)
+    assert len(val) == 20 and len(trn) == 180
+    assert not set(arrays.unit[val].tolist()) & set(arrays.unit[trn].tolist())
+    assert arrays.split(0.1, seed=1)[0].tolist() == val.tolist()

@@ -11,7 +11,8 @@ reading [side to move, other side]), a clipped ReLU in [0, 1], trained in PyTorc
 move's view, is ``lam * sigmoid(score / K) + (1 - lam) * result`` (``result`` 1, 0.5
 or 0; positions whose result is unknown use the score alone), the loss the mean
 squared error of ``sigmoid(output)`` against it, so the network's output times K
-is centipawns. Fixed seed: the same data and arguments give the same network.
+is centipawns. Whole games (datagen's work units) are held out for validation.
+Fixed seed: the same data and arguments give the same network.
 
 It prints the train and validation loss after every epoch (and plots them with
 ``--plot``), writes the quantised network (feature weights and bias times QA = 255,
@@ -37,7 +38,7 @@ import numpy.typing as npt
 from engine.nnue import INPUTS, MIRROR, Network
 
 from ..common import ToolParser, UsageError
-from .dataset import DataError, read_samples
+from .dataset import DONE, DataError, parse_line, read_lines, read_samples
 
 PROG = "train"
 QA = 255
@@ -79,12 +80,19 @@ class Data:
         turns: list[bool] = []
         scores: list[int] = []
         results: list[float] = []
+        units: list[int] = []
+        unit = 0
         for path in paths:
             if not path.exists():
                 raise UsageError(f"cannot read {str(path)!r}: no such file")
-            for sample in read_samples(path):
+            for where, line in read_lines(path):
                 if limit is not None and len(rows) >= limit:
                     break
+                if line.startswith(DONE):
+                    unit += 1
+                if not line or line.startswith("#"):
+                    continue
+                sample = parse_line(line, where)
                 try:
                     active, white = fen_features(sample.fen)
                 except (KeyError, ValueError, IndexError):
@@ -95,6 +103,8 @@ class Data:
                 turns.append(white)
                 scores.append(sample.score)
                 results.append(_RESULT.get(sample.result, math.nan))
+                units.append(unit)
+            unit += 1
         if not rows:
             raise UsageError("no positions in the data")
         self.white = np.array(rows, dtype=np.int16)
@@ -103,6 +113,25 @@ class Data:
         self.white_to_move = np.array(turns, dtype=bool)
         self.score = np.array(scores, dtype=np.float32)  # White's view
         self.result = np.array(results, dtype=np.float32)  # White's view, nan = unknown
+        self.unit = np.array(units, dtype=np.int64)
+        """The work unit (a game, a chunk of a FEN file) of each position: datagen
+        writes ``#done UNIT`` after each unit's positions."""
+
+    def split(self, fraction: float, seed: int) -> tuple[Any, Any]:
+        """(validation, training) indexes: whole work units held out, so that no game
+        has positions on both sides (neighbouring positions of a game are nearly the
+        same); by position when the data has a single unit."""
+        rng = np.random.default_rng(seed)
+        units = np.unique(self.unit)
+        if len(units) < 2:
+            order = rng.permutation(len(self))
+            n_val = max(1, int(len(self) * fraction))
+            return order[:n_val], order[n_val:]
+        held = rng.permutation(units)[: max(1, int(len(units) * fraction))]
+        mask = np.isin(self.unit, held)
+        val = np.flatnonzero(mask)
+        trn = rng.permutation(np.flatnonzero(~mask))
+        return val, trn
 
     def __len__(self) -> int:
         return len(self.white)
@@ -212,7 +241,9 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
     parser.add_argument("--k", type=float, default=400.0, help="cp per logistic unit")
     parser.add_argument("--lam", type=float, default=0.75, help="weight of the score")
-    parser.add_argument("--val-fraction", type=float, default=0.05)
+    parser.add_argument(
+        "--val-fraction", type=float, default=0.05, help="share of the games held out"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--max-positions", type=int, help="read at most this many")
@@ -249,11 +280,9 @@ def train(args: Any) -> int:
     torch.set_num_threads(args.threads)
     data = Data(args.data, args.max_positions)
     target = data.target(args.k, args.lam)
-    order = np.random.default_rng(args.seed).permutation(len(data))
-    n_val = max(1, int(len(data) * args.val_fraction))
-    if len(data) - n_val < 1:
+    val, trn = data.split(args.val_fraction, args.seed)
+    if len(trn) < 1:
         raise UsageError(f"{len(data)} positions: too few to hold out a validation set")
-    val, trn = order[:n_val], order[n_val:]
     print(
         f"positions {len(data)} (train {len(trn)}, validation {len(val)}) "
         f"read in {time.monotonic() - began:.1f} s",
