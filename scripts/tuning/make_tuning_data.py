@@ -95,11 +95,19 @@ class Config(NamedTuple):
 
 
 class GameRecord(NamedTuple):
-    """One finished game: its result and the FENs of its kept positions."""
+    """One finished game: its result and the FENs of its kept positions.
+
+    ``scores`` and ``moves`` run beside ``fens``: the engine's score of each kept
+    position from White's view (mates as +-``MATE_AS_CP``, no score as 0) and the
+    move it played there (UCI). The training data (scripts.training.datagen) can
+    use them as labels; this script writes only the FENs and the result.
+    """
 
     game: int
     result: str
     fens: list[str]
+    scores: tuple[int, ...] = ()
+    moves: tuple[str, ...] = ()
 
 
 def start_engine(argv: list[str]) -> chess.engine.SimpleEngine:
@@ -131,12 +139,21 @@ def winning_side(score: Optional[chess.engine.PovScore]) -> int:
     if score is None:
         return 0
     # Mates map beyond any cp threshold, with their sign (also for mate 0).
-    cp = score.white().score(mate_score=MATE_AS_CP)
+    cp = white_cp(score)
     if cp >= ADJUDICATE_WIN_CP:
         return 1
     if cp <= -ADJUDICATE_WIN_CP:
         return -1
     return 0
+
+
+def white_cp(score: Optional[chess.engine.PovScore]) -> int:
+    """The score in cp from White's view, mates as +-``MATE_AS_CP`` (no score: 0)."""
+    if score is None:
+        return 0
+    cp = score.white().score(mate_score=MATE_AS_CP)
+    assert cp is not None
+    return cp
 
 
 def is_quiet(board: chess.Board) -> bool:
@@ -178,6 +195,8 @@ class GameRunner:
             board.push(rng.choice(list(board.legal_moves)))
 
         fens: list[str] = []
+        scores: list[int] = []
+        moves: list[str] = []
         streak_side = 0
         streak = 0
         plies = 0
@@ -189,13 +208,17 @@ class GameRunner:
             if plies >= config.max_plies:
                 result = DRAW
                 break
-            if plies >= config.skip_plies and is_quiet(board):
+            kept = plies >= config.skip_plies and is_quiet(board)
+            if kept:
                 fens.append(board.fen())
             # game=index makes python-chess send ucinewgame before the first
             # move of each game, so no game sees the previous game's hash.
             played = self.engine.play(board, self.limit, game=index, info=chess.engine.INFO_SCORE)
             if played.move is None or not board.is_legal(played.move):
                 raise EngineMoveError(f"game {index}: no legal move for {board.fen()}")
+            if kept:
+                scores.append(white_cp(played.info.get("score")))
+                moves.append(played.move.uci())
             board.push(played.move)
             plies += 1
             side = winning_side(played.info.get("score"))
@@ -204,7 +227,7 @@ class GameRunner:
             if streak >= ADJUDICATE_WIN_PLIES:
                 result = "1-0" if side > 0 else "0-1"
                 break
-        return GameRecord(index, result, fens)
+        return GameRecord(index, result, fens, tuple(scores), tuple(moves))
 
 
 # Per-process state of pool workers: the config from the initializer, and the

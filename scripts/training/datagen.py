@@ -1,0 +1,581 @@
+"""Make labelled training positions for the learned evaluation (issue 68).
+
+    python -m scripts.training.datagen OUT.gz [--games N --engine CMD --nodes K ...]
+        [--pgn FILE ...] [--fens FILE ...] (--label-depth D | --label-nodes K |
+        --label-from-play) [--teacher CMD] [--jobs N | --scheduler ADDR]
+
+Positions come from three sources, in this order:
+
+* ``--games N``: self-play games of ``--engine`` (default: the ``cutoff`` engine of
+  this checkout) at ``go nodes K``, from the shipped openings plus ``--random-plies``
+  seeded random moves, played by scripts.tuning.make_tuning_data's game loop (which
+  also adjudicates and keeps only positions not in check where no capture or
+  promotion wins material by Cutoff's static exchange evaluation);
+* ``--pgn FILE``: every position of every game of match PGNs (result from the
+  ``Result`` header), after the first ``--skip-plies`` plies, put through the same
+  quiet test;
+* ``--fens FILE``: one position a line, ``FEN`` or ``FEN;RESULT[;...]`` (the tuning
+  data of scripts.tuning), through the same quiet test.
+
+Every position must also pass Cutoff's quiescence search: its score must not have the
+opposite sign of the static evaluation (``--no-qsearch-check`` skips this).
+
+Every position is labelled by the teacher (``--teacher``, default Debian's Stockfish)
+at ``--label-depth`` or ``--label-nodes`` from an empty hash, or with
+``--label-from-play`` by the score of the self-play search that played from it (no
+second search: the fast road when the self-play engine is the teacher). Positions
+whose best move (the teacher's, or the move played) is a capture or a promotion are
+dropped too, as the usual trainers do. Positions are deduplicated by Zobrist key
+(python-chess's polyglot key) against everything in the file.
+
+The output is the gzip'd ``FEN;SCORE;RESULT`` format of scripts.training.dataset,
+appended a batch (a gzip member) at a time with ``#done TASK`` lines: run the same
+command again after an interruption and it cuts a torn last batch, skips the games
+and chunks already done and appends the rest. The work runs through the project's
+execution layer (engine.parallel): in this process, in ``--jobs`` local processes or
+on a Dask scheduler (``--scheduler tcp://HOST:8786`` or ``local:N``).
+
+This tool writes nothing but OUT. It must not train (train does).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
+
+import chess
+import chess.engine
+import chess.polyglot
+from tqdm import tqdm
+
+from engine.inputs import read_games
+from engine.parallel import (
+    SchedulerLostError,
+    SchedulerUnavailableError,
+    run_ordered,
+    worker_state,
+)
+
+from ..common import (
+    REPORTED_FAILURES,
+    ToolParser,
+    UsageError,
+    engine_command,
+    quit_engine,
+    report_failure,
+)
+from ..matches.book import DEFAULT_OPENINGS
+from ..tuning.make_tuning_data import (
+    Config,
+    GameRunner,
+    is_quiet,
+    load_openings,
+    start_engine,
+)
+from .dataset import (
+    DONE,
+    RESULTS,
+    UNKNOWN,
+    DataError,
+    Sample,
+    append_member,
+    clip,
+    format_sample,
+    read_lines,
+    recover,
+)
+
+PROG = "datagen"
+FENS_PER_TASK = 200
+"""Positions of a ``--fens`` file per work unit."""
+FLUSH_SECONDS = 5.0
+"""How often finished work is appended (a gzip member): what an interruption can lose."""
+QSEARCH_HASH_MB = 1
+"""The quiet check's table: a quiescence search of a quiet position is small."""
+TEACHER_HASH_MB = 4
+"""The teacher's hash: cleared before every position (ucinewgame), so small is quick."""
+STOCKFISH_PATHS = ("stockfish", "/usr/games/stockfish")
+
+
+class Task(NamedTuple):
+    """A work unit: one self-play game (``game`` >= 0) or a list of positions."""
+
+    ident: str
+    game: int
+    positions: tuple[tuple[str, str], ...]  # (FEN, result)
+
+
+class TaskResult(NamedTuple):
+    """What a work unit gave: samples with their Zobrist keys, and what it dropped."""
+
+    ident: str
+    samples: list[Sample]
+    keys: list[int]
+    not_quiet: int
+    noisy_best: int
+    error: str = ""
+
+
+class Settings(NamedTuple):
+    """Everything a worker needs, picklable."""
+
+    play: Optional[Config]
+    teacher: list[str]
+    label_depth: Optional[int]
+    label_nodes: Optional[int]
+    label_from_play: bool
+    qsearch_check: bool = True
+
+
+def _noisy(board: chess.Board, move: Optional[chess.Move]) -> bool:
+    return move is not None and (move.promotion is not None or board.is_capture(move))
+
+
+class Labeller:
+    """One teacher engine process scoring positions from an empty hash."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.engine = start_engine(settings.teacher)
+        if "Hash" in self.engine.options:
+            self.engine.configure({"Hash": TEACHER_HASH_MB})
+        self.limit = chess.engine.Limit(depth=settings.label_depth, nodes=settings.label_nodes)
+        self.searches = 0
+
+    def close(self) -> None:
+        quit_engine(self.engine)
+
+    def label(self, board: chess.Board) -> tuple[int, Optional[chess.Move]]:
+        """The teacher's score (cp, White's view, clipped) and best move."""
+        self.searches += 1
+        # A new game per search sends ucinewgame: a label never depends on the order.
+        info = self.engine.analyse(board, self.limit, game=self.searches)
+        score = info.get("score")
+        cp = score.white().score(mate_score=100_000) if score is not None else 0
+        pv = info.get("pv")
+        return clip(cp or 0), pv[0] if pv else None
+
+
+class QuietCheck:
+    """Cutoff's quiescence search against its static evaluation, from an empty table."""
+
+    def __init__(self) -> None:
+        from engine.search import Searcher
+        from engine.tt import TranspositionTable
+
+        self.searcher = Searcher(TranspositionTable(QSEARCH_HASH_MB))
+
+    def agrees(self, board: chess.Board) -> bool:
+        """Whether the quiescence score has the static evaluation's sign (or either is 0)."""
+        from engine.position import Position
+
+        # Cleared each time: a verdict must not depend on what was checked before.
+        self.searcher.tt.clear()
+        quiet = self.searcher.quiescence(board)
+        static = self.searcher.evaluator.evaluate(Position(board.copy()))
+        return quiet * static >= 0
+
+
+@dataclass
+class _Worker:
+    settings: Settings
+    runner: Optional[GameRunner] = None
+    labeller: Optional[Labeller] = None
+    checker: Optional[QuietCheck] = None
+
+    def quiet(self) -> QuietCheck:
+        if self.checker is None:
+            self.checker = QuietCheck()
+        return self.checker
+
+    def close(self) -> None:
+        for engine in (self.runner, self.labeller):
+            if engine is not None:
+                engine.close()
+        self.runner = self.labeller = None
+
+    def play(self) -> GameRunner:
+        if self.runner is None:
+            assert self.settings.play is not None
+            self.runner = GameRunner(self.settings.play)
+        return self.runner
+
+    def teacher(self) -> Labeller:
+        if self.labeller is None:
+            self.labeller = Labeller(self.settings)
+        return self.labeller
+
+
+def _worker(settings: Settings) -> _Worker:
+    """This process's engines for ``settings`` (started on first use, kept between chunks)."""
+    state = worker_state()
+    worker: Optional[_Worker] = state.get(PROG)
+    if worker is not None and worker.settings != settings:
+        worker.close()
+        worker = None
+    if worker is None:
+        import multiprocessing.util
+
+        worker = state[PROG] = _Worker(settings)
+        # Pool workers skip atexit; multiprocessing's finalizers run as they exit, so
+        # the engines get their "quit".
+        multiprocessing.util.Finalize(None, worker.close, exitpriority=10)
+    return worker
+
+
+def close_workers() -> None:
+    """Quit the engines this process started (the in-process run, --jobs 1)."""
+    worker = worker_state().pop(PROG, None)
+    if worker is not None:
+        worker.close()
+
+
+def _run_task(worker: _Worker, task: Task) -> TaskResult:
+    settings = worker.settings
+    samples: list[Sample] = []
+    keys: list[int] = []
+    not_quiet = noisy = 0
+    if task.game >= 0:
+        record = worker.play().play(task.game)
+        positions: list[tuple[str, str]] = [(fen, record.result) for fen in record.fens]
+        played = list(zip(record.scores, record.moves))
+    else:
+        positions = list(task.positions)
+        played = []
+    for index, (fen, result) in enumerate(positions):
+        board = chess.Board(fen)
+        # Self-play positions passed the same test in the game loop.
+        if task.game < 0 and not is_quiet(board):
+            not_quiet += 1
+            continue
+        if settings.qsearch_check and not worker.quiet().agrees(board):
+            not_quiet += 1
+            continue
+        if settings.label_from_play:
+            score, uci = played[index]
+            label: tuple[int, Optional[chess.Move]] = (clip(score), chess.Move.from_uci(uci))
+        else:
+            label = worker.teacher().label(board)
+        cp, best = label
+        if _noisy(board, best):
+            noisy += 1
+            continue
+        samples.append(Sample(fen, cp, result))
+        keys.append(chess.polyglot.zobrist_hash(board))
+    return TaskResult(task.ident, samples, keys, not_quiet, noisy)
+
+
+def work_chunk(settings: Settings, tasks: list[Task]) -> list[TaskResult]:
+    """The execution layer's task function: run ``tasks`` with this process's engines."""
+    worker = _worker(settings)
+    return [_run_task(worker, task) for task in tasks]
+
+
+def failed_chunk(tasks: list[Any], error: BaseException) -> list[Any]:
+    """A chunk that failed on every attempt: results that say so (not marked done)."""
+    message = f"{type(error).__name__}: {error}"
+    return [TaskResult(task.ident, [], [], 0, 0, message) for task in tasks]
+
+
+# ----------------------------------------------------------------- the sources
+
+
+def pgn_tasks(path: Path, skip_plies: int, errors: list[str]) -> Iterator[Task]:
+    """One task per game of a PGN file: its positions before each move."""
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    with handle:
+        for number, game, board in read_games(str(path), handle, errors.append):
+            result = game.headers.get("Result", UNKNOWN)
+            result = result if result in RESULTS else UNKNOWN
+            positions = []
+            for ply, move in enumerate(game.mainline_moves()):
+                if ply >= skip_plies:
+                    positions.append((board.fen(), result))
+                board.push(move)
+            yield Task(f"pgn:{path.name}:{number}", -1, tuple(positions))
+
+
+def _board(text: str) -> chess.Board:
+    """A full FEN, or an EPD line (its operations dropped)."""
+    try:
+        return chess.Board(text)
+    except ValueError:
+        return chess.Board.from_epd(text)[0]
+
+
+def fen_tasks(path: Path) -> Iterator[Task]:
+    """Tasks of ``FENS_PER_TASK`` lines of a ``FEN[;RESULT[;...]]`` file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    positions: list[tuple[str, str]] = []
+    first = 1
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = [field.strip() for field in line.split(";")]
+        if not fields[0] or fields[0].startswith("#"):
+            continue
+        result = fields[1] if len(fields) > 1 and fields[1] in RESULTS else UNKNOWN
+        try:
+            board = _board(fields[0])
+        except ValueError as exc:
+            raise UsageError(f"{path}:{number}: bad FEN: {exc}") from None
+        if not positions:
+            first = number
+        positions.append((board.fen(), result))
+        if len(positions) == FENS_PER_TASK:
+            yield Task(f"fens:{path.name}:{first}", -1, tuple(positions))
+            positions = []
+    if positions:
+        yield Task(f"fens:{path.name}:{first}", -1, tuple(positions))
+
+
+# ----------------------------------------------------------------- the run
+
+
+@dataclass
+class Tally:
+    tasks: int = 0
+    games: int = 0
+    written: int = 0
+    duplicates: int = 0
+    not_quiet: int = 0
+    noisy_best: int = 0
+    failed: int = 0
+    pending: list[str] = field(default_factory=list)
+
+
+def existing(out: Path) -> tuple[set[str], set[int], int]:
+    """Done tasks, Zobrist keys and sample count of an existing output (cut to its last
+    complete member first)."""
+    cut = recover(out)
+    if cut:
+        print(f"{PROG}: {out}: cut a torn last batch ({cut} bytes)", file=sys.stderr)
+    done: set[str] = set()
+    keys: set[int] = set()
+    count = 0
+    if not out.exists():
+        return done, keys, count
+    for where, line in read_lines(out):
+        if line.startswith(DONE):
+            done.add(line[len(DONE) :])
+        elif line and not line.startswith("#"):
+            fen = line.split(";", 1)[0]
+            try:
+                keys.add(chess.polyglot.zobrist_hash(chess.Board(fen)))
+            except ValueError:
+                raise DataError(f"{where}: bad FEN {fen[:70]!r}") from None
+            count += 1
+    return done, keys, count
+
+
+def _teacher_command(text: Optional[str]) -> list[str]:
+    if text is not None:
+        return engine_command(text)
+    for candidate in STOCKFISH_PATHS:
+        found = shutil.which(candidate)
+        if found:
+            return [found]
+    raise UsageError("no stockfish found (apt install stockfish), give --teacher CMD")
+
+
+def parse_args(argv: Optional[list[str]]) -> Any:
+    parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="output file, gzip'd FEN;SCORE;RESULT lines")
+    src = parser.add_argument_group("sources")
+    src.add_argument("--games", type=int, default=0, help="self-play games (default 0)")
+    src.add_argument(
+        "--engine",
+        default=f"{shlex.quote(sys.executable)} -m engine",
+        help="self-play engine command (default: this checkout's cutoff)",
+    )
+    src.add_argument("--nodes", type=int, default=2000, help="self-play nodes per move")
+    src.add_argument("--seed", type=int, default=1, help="seed of the random plies")
+    src.add_argument("--openings", default=str(DEFAULT_OPENINGS), help="EPD/FEN/PGN openings")
+    src.add_argument("--random-plies", type=int, default=4, help="random moves after opening")
+    src.add_argument("--first-game", type=int, default=0, help="number of the first game")
+    src.add_argument("--max-plies", type=int, default=400, help="engine plies before a draw")
+    src.add_argument("--skip-plies", type=int, default=8, help="plies of a game not recorded")
+    src.add_argument("--pgn", type=Path, nargs="+", default=[], help="match PGN files")
+    src.add_argument("--fens", type=Path, nargs="+", default=[], help="FEN[;RESULT] files")
+    src.add_argument(
+        "--no-qsearch-check",
+        action="store_true",
+        help="skip the check that Cutoff's quiescence score has its static score's sign",
+    )
+    lab = parser.add_argument_group("labels")
+    lab.add_argument("--teacher", help="labelling engine command (default: stockfish)")
+    how = lab.add_mutually_exclusive_group(required=True)
+    how.add_argument("--label-depth", type=int, help="teacher search depth")
+    how.add_argument("--label-nodes", type=int, help="teacher search nodes")
+    how.add_argument(
+        "--label-from-play",
+        action="store_true",
+        help="label self-play positions by the playing search's score (no second search)",
+    )
+    run = parser.add_argument_group("execution")
+    run.add_argument("--jobs", type=int, default=1, help="local worker processes")
+    run.add_argument("--scheduler", help="Dask scheduler: tcp://HOST:PORT or local:N")
+    run.add_argument("--chunk-size", type=int, default=1, help="work units per task")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    for name in ("nodes", "jobs", "chunk_size", "max_plies"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+    for name in ("games", "random_plies", "skip_plies", "first_game"):
+        if getattr(args, name) < 0:
+            parser.error(f"--{name.replace('_', '-')} must not be negative")
+    for name in ("label_depth", "label_nodes"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+    if args.label_from_play and (args.pgn or args.fens):
+        parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
+    if not (args.games or args.pgn or args.fens):
+        parser.error("no source: give --games, --pgn or --fens")
+    return args
+
+
+def _tasks(args: Any, errors: list[str]) -> list[Task]:
+    tasks = [
+        Task(f"game:{args.seed}:{index}", index, ())
+        for index in range(args.first_game, args.first_game + args.games)
+    ]
+    for path in args.pgn:
+        tasks.extend(pgn_tasks(path, args.skip_plies, errors))
+    for path in args.fens:
+        tasks.extend(fen_tasks(path))
+    return tasks
+
+
+def _known(task: Task, seen: set[int], tally: Tally) -> Task:
+    """``task`` without the positions already in ``seen`` (saves their labels)."""
+    if task.game >= 0:
+        return task
+    fresh = []
+    for fen, result in task.positions:
+        key = chess.polyglot.zobrist_hash(chess.Board(fen))
+        if key not in seen:
+            seen.add(key)
+            fresh.append((fen, result))
+        else:
+            tally.duplicates += 1
+    return task._replace(positions=tuple(fresh))
+
+
+def generate(args: Any) -> Tally:
+    out: Path = args.out
+    play = None
+    if args.games:
+        play = Config(
+            engine_argv=engine_command(args.engine),
+            openings=load_openings(Path(args.openings)),
+            nodes=args.nodes,
+            seed=args.seed,
+            random_plies=args.random_plies,
+            max_plies=args.max_plies,
+            skip_plies=args.skip_plies,
+        )
+    settings = Settings(
+        play,
+        _teacher_command(args.teacher) if not args.label_from_play else [],
+        args.label_depth,
+        args.label_nodes,
+        args.label_from_play,
+        not args.no_qsearch_check,
+    )
+    # Start each engine once here, so that a bad --engine or --teacher is one message
+    # before any worker exists, not a failure per work unit.
+    if play is not None:
+        quit_engine(start_engine(play.engine_argv))
+    if settings.teacher:
+        quit_engine(start_engine(settings.teacher))
+    errors: list[str] = []
+    tasks = _tasks(args, errors)
+    for message in errors:
+        print(f"{PROG}: {message}", file=sys.stderr)
+    done, seen, _ = existing(out)
+    todo = [task for task in tasks if task.ident not in done]
+    tally = Tally()
+    # Keys of positions sent for labelling: a later copy need not be labelled. The
+    # written file's keys (``seen``) decide what is kept.
+    sent = set(seen)
+    bar = tqdm(
+        total=len(todo), unit="task", disable=args.quiet or None, file=sys.stderr, smoothing=0.05
+    )
+    last_flush = time.monotonic()
+    try:
+        results = run_ordered(
+            partial(work_chunk, settings),
+            (_known(task, sent, tally) for task in todo),
+            jobs=args.jobs,
+            chunk_size=args.chunk_size,
+            scheduler=args.scheduler,
+            on_failure=failed_chunk,
+        )
+        for result in results:
+            _take(result, seen, tally)
+            bar.update(1)
+            bar.set_postfix(positions=tally.written, refresh=False)
+            if time.monotonic() - last_flush >= FLUSH_SECONDS:
+                append_member(out, tally.pending)
+                tally.pending = []
+                last_flush = time.monotonic()
+    finally:
+        append_member(out, tally.pending)
+        tally.pending = []
+        bar.close()
+        close_workers()
+    return tally
+
+
+def _take(result: TaskResult, seen: set[int], tally: Tally) -> None:
+    if result.error:
+        tally.failed += 1
+        print(f"{PROG}: {result.ident} failed (not marked done): {result.error}", file=sys.stderr)
+        return
+    tally.tasks += 1
+    tally.games += result.ident.startswith("game:")
+    tally.not_quiet += result.not_quiet
+    tally.noisy_best += result.noisy_best
+    for sample, key in zip(result.samples, result.keys):
+        if key in seen:
+            tally.duplicates += 1
+            continue
+        seen.add(key)
+        tally.pending.append(format_sample(sample))
+        tally.written += 1
+    tally.pending.append(DONE + result.ident)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    began = time.monotonic()
+    try:
+        tally = generate(args)
+    except (SchedulerUnavailableError, SchedulerLostError, DataError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, (SchedulerUnavailableError, DataError)) else 1
+    except REPORTED_FAILURES as exc:
+        return report_failure(PROG, exc)
+    seconds = time.monotonic() - began
+    print(
+        f"tasks {tally.tasks} games {tally.games} positions {tally.written} "
+        f"duplicates {tally.duplicates} not-quiet {tally.not_quiet} "
+        f"noisy-best {tally.noisy_best} failed {tally.failed} seconds {seconds:.1f} "
+        f"positions/s {tally.written / max(seconds, 1e-9):.1f} "
+        f"games/s {tally.games / max(seconds, 1e-9):.2f}"
+    )
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

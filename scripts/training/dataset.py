@@ -1,0 +1,138 @@
+"""The training data file: labelled positions as gzip'd ``FEN;SCORE;RESULT`` lines.
+
+Format (documented in docs/training.md):
+
+* a gzip file made of one or more gzip *members* (concatenated gzip streams read as
+  one by ``gzip``/``zcat``); a writer appends a member per batch and never rewrites
+  what is there, so an interrupted run loses at most the batch it was writing;
+* each data line ``FEN;SCORE;RESULT``: SCORE the teacher's score in centipawns from
+  White's view, an integer clipped to +-``SCORE_CLIP_CP`` (mates too); RESULT the
+  game's result from White's view (``1-0``, ``1/2-1/2``, ``0-1``) or ``*`` when unknown;
+* lines starting with ``#`` are bookkeeping, not data: ``#done TASK`` says the work
+  unit ``TASK`` (a self-play game, a PGN game, a chunk of a FEN file) is complete, and
+  comes after that unit's data lines in the same member.
+
+Responsible for writing, reading and recovering such files (a torn last member is cut
+off before appending). It must not make or label positions (datagen does).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+SCORE_CLIP_CP = 2000
+"""Scores beyond this (mates included) are stored as this."""
+RESULTS = ("1-0", "1/2-1/2", "0-1", "*")
+UNKNOWN = "*"
+DONE = "#done "
+_READ_BLOCK = 1 << 20
+
+
+class Sample(NamedTuple):
+    """One labelled position."""
+
+    fen: str
+    score: int  # cp, White's view, clipped
+    result: str  # one of RESULTS
+
+
+class DataError(ValueError):
+    """A line of a data file that is not ``FEN;SCORE;RESULT``; the message names file:line."""
+
+
+def clip(cp: int) -> int:
+    return max(-SCORE_CLIP_CP, min(SCORE_CLIP_CP, cp))
+
+
+def format_sample(sample: Sample) -> str:
+    return f"{sample.fen};{sample.score};{sample.result}"
+
+
+def parse_line(line: str, where: str) -> Sample:
+    """A data line as a ``Sample`` (the FEN is not checked here: that costs a board)."""
+    fields = line.split(";")
+    if len(fields) != 3 or fields[2] not in RESULTS:
+        raise DataError(f"{where}: expected FEN;SCORE;RESULT, got {line[:70]!r}")
+    try:
+        score = int(fields[1])
+    except ValueError:
+        raise DataError(f"{where}: score {fields[1]!r} is not an integer") from None
+    return Sample(fields[0], score, fields[2])
+
+
+def _members(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(end offset, decompressed bytes) of each complete gzip member, in file order.
+
+    Stops at the first member that is torn (the file ends inside it) or corrupt.
+    """
+    with path.open("rb") as handle:
+        fed = 0  # bytes of the file handed to decoders so far
+        pending = b""
+        decoder = zlib.decompressobj(wbits=31)
+        chunks: list[bytes] = []
+        while True:
+            if pending:
+                block, pending = pending, b""
+            else:
+                block = handle.read(_READ_BLOCK)
+                if not block:
+                    return
+                fed += len(block)
+            try:
+                chunks.append(decoder.decompress(block))
+            except zlib.error:
+                return
+            if decoder.eof:
+                pending = decoder.unused_data
+                yield fed - len(pending), b"".join(chunks)
+                chunks = []
+                decoder = zlib.decompressobj(wbits=31)
+
+
+def recover(path: Path) -> int:
+    """Cut ``path`` back to its last complete gzip member; the bytes removed."""
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    end = max((member_end for member_end, _ in _members(path)), default=0)
+    if end < size:
+        with path.open("r+b") as handle:
+            handle.truncate(end)
+    return size - end
+
+
+def read_lines(path: Path) -> Iterator[tuple[str, str]]:
+    """(``file:line`` for messages, line) for every line of the complete members."""
+    number = 0
+    for _, data in _members(path):
+        for line in data.decode("utf-8").splitlines():
+            number += 1
+            yield f"{path}:{number}", line
+
+
+def read_samples(path: Path) -> Iterator[Sample]:
+    """The samples of a data file (bookkeeping lines skipped); DataError on a bad line."""
+    for where, line in read_lines(path):
+        if line and not line.startswith("#"):
+            yield parse_line(line, where)
+
+
+def done_tasks(path: Path) -> set[str]:
+    """The work units a data file records as complete."""
+    return {line[len(DONE) :] for _, line in read_lines(path) if line.startswith(DONE)}
+
+
+def append_member(path: Path, lines: Iterable[str]) -> None:
+    """Append ``lines`` to ``path`` as one gzip member, flushed to disk."""
+    data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    if not data:
+        return
+    with path.open("ab") as handle:
+        handle.write(gzip.compress(data, compresslevel=6, mtime=0))
+        handle.flush()
+        os.fsync(handle.fileno())

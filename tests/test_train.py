@@ -1,0 +1,110 @@
+"""scripts/training/train.py through its command line: a tiny network trained for a few
+steps on a tiny dataset, its file read back by engine.nnue and scored as trained."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from engine import nnue
+from scripts.training.dataset import Sample, append_member, format_sample
+from scripts.training.train import Data, quantised_cp
+from tests.conftest import REPO, run_repo_script
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="PyTorch is not installed"
+)
+
+SCORED = REPO / "tests" / "data" / "tuning_sample_scored.txt"
+
+
+def tiny_data(path: Path, count: int = 400) -> list[Sample]:
+    samples = []
+    for line in SCORED.read_text().splitlines()[:count]:
+        fen, result, score = line.split(";")
+        samples.append(Sample(fen, int(score), result))
+    append_member(path, [format_sample(s) for s in samples[: count // 2]])
+    append_member(path, [format_sample(s) for s in samples[count // 2 :]])
+    return samples
+
+
+def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.gz"
+    samples = tiny_data(data)
+    out = tmp_path / "net.bin"
+    plot = tmp_path / "loss.png"
+    done = run_repo_script(
+        "training.train",
+        str(data),
+        "--out",
+        str(out),
+        "--hidden",
+        "8",
+        "--epochs",
+        "3",
+        "--batch-size",
+        "64",
+        "--lr",
+        "0.01",
+        "--threads",
+        "1",
+        "--plot",
+        str(plot),
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # "epoch E train LOSS validation LOSS (S s)"
+    epochs = [line.split() for line in lines if line.startswith("epoch ")]
+    train = [float(words[3]) for words in epochs]
+    assert len(epochs) == 3 and train[-1] < train[0]
+    assert any("hand-written evaluation" in line for line in lines)
+    assert plot.stat().st_size > 1000
+
+    net = nnue.load(out)
+    assert net.hidden == 8 and out.stat().st_size == 8 + 24 + 2 * (768 * 8 + 8 + 16) + 4
+    # The engine's integer evaluation is the trainer's quantised one, position by position.
+    arrays = Data([data], None)
+    index = np.arange(0, len(samples), 37)
+    expected = quantised_cp(net, arrays, index)
+    for i, cp in zip(index, expected):
+        assert net.evaluate(chess.Board(samples[i].fen)) == cp
+    # Not a constant: positions of different games score differently.
+    assert len(set(expected.tolist())) > 3
+
+
+def test_bad_network_file_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"CUTNNUE1" + b"\0" * 10)
+    with pytest.raises(nnue.NetworkError, match=r"bad\.bin: truncated header"):
+        nnue.load(bad)
+    with pytest.raises(nnue.NetworkError, match="bad magic"):
+        bad.write_bytes(b"x" * 100)
+        nnue.load(bad)
+
+
+def test_missing_data_is_one_line(tmp_path: Path) -> None:
+    done = run_repo_script("training.train", str(tmp_path / "none.gz"), "--out", "x.bin")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "none.gz" in done.stderr
+
+
+def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
+    data = tmp_path / "games.gz"
+    lines = SCORED.read_text().splitlines()[:200]
+    for game in range(20):
+        chunk = lines[game * 10 : game * 10 + 10]
+        fields = [line.split(";") for line in chunk]
+        append_member(
+            data,
+            [format_sample(Sample(f, int(s), r)) for f, r, s in fields] + [f"#done game:1:{game}"],
+        )
+    arrays = Data([data], None)
+    assert arrays.unit.tolist() == [game for game in range(20) for _ in range(10)]
+    val, trn = arrays.split(0.1, seed=1)
+    assert len(val) == 20 and len(trn) == 180
+    assert not set(arrays.unit[val].tolist()) & set(arrays.unit[trn].tolist())
+    assert arrays.split(0.1, seed=1)[0].tolist() == val.tolist()
