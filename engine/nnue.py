@@ -148,7 +148,7 @@ def pack(values: list[int]) -> int:
     return sum(value << (LANE_BITS * i) for i, value in enumerate(values))
 
 
-def _move_changes(board: chess.Board, move: chess.Move) -> tuple[list[int], list[int]]:
+def move_changes(board: chess.Board, move: chess.Move) -> tuple[list[int], list[int]]:
     """White-perspective features a move (legal in ``board``, not yet pushed) removes
     and adds: the moved piece, a capture (en passant too), castling's rook, a promotion."""
     us = board.turn
@@ -216,7 +216,7 @@ class Accumulator:
     def push(self, board: chess.Board, move: chess.Move) -> None:
         """Update for ``move`` (legal in ``board``, before ``board.push(move)``)."""
         self.stack.append((self.white, self.black))
-        removed, added = _move_changes(board, move)
+        removed, added = move_changes(board, move)
         columns, mirror = self.columns, self.mirror
         white, black = self.white, self.black
         for f in removed:

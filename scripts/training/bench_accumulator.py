@@ -32,7 +32,7 @@ from typing import Any, Optional
 import chess
 import numpy as np
 
-from engine.nnue import MIRROR, Accumulator, Network, _move_changes, features, load
+from engine.nnue import MIRROR, Accumulator, Network, move_changes, features, load
 
 from ..common import ToolParser
 
@@ -83,7 +83,7 @@ class NumpyAccumulator:
 
     def push(self, board: chess.Board, move: chess.Move) -> None:
         self.stack.append((self.white, self.black))
-        removed, added = _move_changes(board, move)
+        removed, added = move_changes(board, move)
         white = self.white.copy()
         black = self.black.copy()
         for f in removed:

@@ -71,7 +71,7 @@ from ..common import (
     quit_engine,
     report_failure,
 )
-from ..matches.book import DEFAULT_OPENINGS
+from ..matches.match_openings import DEFAULT_OPENINGS
 from ..tuning.make_tuning_data import (
     Config,
     GameRunner,
