@@ -32,7 +32,7 @@ from typing import Any, Optional
 import chess
 import numpy as np
 
-from engine.nnue import MIRROR, Accumulator, Network, move_changes, features, load
+from engine.nnue import MIRROR, Accumulator, Network, features, load, move_changes
 
 from ..common import ToolParser
 
