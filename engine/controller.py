@@ -161,10 +161,6 @@ class Controller:
     def chess960(self) -> bool:
         return self.options.get_bool(UCI_CHESS960)
 
-    def is_busy(self) -> bool:
-        """True while a search, perft or bench runs (or waits to send bestmove)."""
-        return not self._idle.is_set()
-
     def is_working(self) -> bool:
         """Busy, and not already writing its final lines: worth answering around."""
         return not self._idle.is_set() and not self._finishing.is_set()

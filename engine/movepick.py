@@ -14,14 +14,19 @@ interior node:
    cutoff in a sibling), then the counter move (the quiet move that last refuted
    the opponent's previous move), if they are pseudo-legal here;
 4. ``STAGE_QUIETS``: the other non-captures by the history heuristic (queen
-   promotions first), unless the search has already searched ``quiet_limit``
-   moves (late move pruning) when the stage is reached;
+   promotions first), unless the search has called ``skip_quiets`` (late move
+   pruning) before the stage is reached;
 5. ``STAGE_BAD_CAPTURES``: the captures that lose material, last.
 
-In check there are two stages, the TT move and ``STAGE_EVASIONS`` (every legal
-move, ordered as above). ``quiescence_moves`` gives quiescence search's one
-stage: the evasions in check, otherwise the captures and queen promotions by
-MVV-LVA; at quiescence's first ply the search adds ``quiet_checks`` after them.
+In check there are two stages, the TT move (``STAGE_TT_IN_CHECK``) and
+``STAGE_EVASIONS`` (every legal move, ordered as above). ``quiescence_moves``
+gives quiescence search's one stage: the evasions in check, otherwise the
+captures and queen promotions by MVV-LVA; at quiescence's first ply the search
+adds ``quiet_checks`` after them.
+
+A stage is a ``Stage``: it tells the search what its moves are (already legal,
+the TT move, quiet, late quiets that may be pruned), so that the search asks
+the stage rather than knowing the picker's order.
 
 Moves are python-chess ``Move`` objects; they are identified by integer codes
 (``from | to << 6 | promotion << 12``), which are cheap to build, compare and
@@ -44,15 +49,47 @@ from engine.see import SEE_VALUES, see_ge
 _BB_SQUARES: Final = chess.BB_SQUARES
 _BB_ALL: Final = chess.BB_ALL
 
-STAGE_TT: Final = 0
-STAGE_EVASIONS: Final = 1
-STAGE_GOOD_CAPTURES: Final = 2
-STAGE_KILLERS: Final = 3
-STAGE_QUIETS: Final = 4
-STAGE_BAD_CAPTURES: Final = 5
 
-NO_LIMIT: Final = 1 << 30
-"""``quiet_limit`` when late move pruning does not apply."""
+class Stage:
+    """What the moves of one stage are, as the search needs to know it."""
+
+    __slots__ = ("extended", "late", "legal", "name", "quiet", "verify_all")
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        extended: bool = False,
+        legal: bool = False,
+        verify_all: bool = False,
+        quiet: bool = False,
+        late: bool = False,
+    ) -> None:
+        self.name = name
+        self.extended = extended
+        """The TT move: the one the singular test extends (or reduces)."""
+        self.legal = legal
+        """Legal already: no move needs a legality test."""
+        self.verify_all = verify_all
+        """Every move needs a legality test (not only those that could expose the king)."""
+        self.quiet = quiet
+        """Non-captures only: a cutoff lowers the history of those searched before it
+        (promotions aside)."""
+        self.late = late
+        """Quiet moves late in the order: pruned and reduced at low depth."""
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name})"
+
+
+STAGE_TT: Final = Stage("tt", extended=True)
+STAGE_TT_IN_CHECK: Final = Stage("tt in check", extended=True, verify_all=True)
+"""A pseudo-legal TT move need not answer the check."""
+STAGE_EVASIONS: Final = Stage("evasions", legal=True)
+STAGE_GOOD_CAPTURES: Final = Stage("good captures")
+STAGE_KILLERS: Final = Stage("killers", quiet=True)
+STAGE_QUIETS: Final = Stage("quiets", quiet=True, late=True)
+STAGE_BAD_CAPTURES: Final = Stage("bad captures")
 
 HISTORY_SIDE_SIZE: Final = 64 * 64
 """History entries per side to move: one per (from-square, to-square)."""
@@ -122,8 +159,8 @@ def new_counter_moves() -> list[int]:
 class MovePicker:
     """The moves of one node, stage by stage (see the module docstring).
 
-    The search sets ``searched`` (moves searched so far) after each stage, so that
-    the quiet stage is not even generated once ``quiet_limit`` moves are searched.
+    ``skip_quiets`` (late move pruning) drops the quiet stage if it has not begun;
+    the search stops a stage it is in by itself.
     """
 
     __slots__ = (
@@ -133,8 +170,7 @@ class MovePicker:
         "in_check",
         "killer_1",
         "killer_2",
-        "quiet_limit",
-        "searched",
+        "quiets_skipped",
         "split_bad_captures",
         "tt_code",
     )
@@ -148,7 +184,6 @@ class MovePicker:
         history: list[int],
         in_check: bool,
         split_bad_captures: bool = True,
-        quiet_limit: int = NO_LIMIT,
         counter: int = 0,
     ) -> None:
         self.board = board
@@ -159,16 +194,19 @@ class MovePicker:
         self.history = history
         self.in_check = in_check
         self.split_bad_captures = split_bad_captures
-        self.quiet_limit = quiet_limit
-        self.searched = 0
+        self.quiets_skipped = False
 
-    def __iter__(self) -> Iterator[tuple[int, Sequence[chess.Move]]]:
+    def skip_quiets(self) -> None:
+        """Do not generate the quiet stage (the killers and bad captures still come)."""
+        self.quiets_skipped = True
+
+    def __iter__(self) -> Iterator[tuple[Stage, Sequence[chess.Move]]]:
         board = self.board
         tt_code = self.tt_code
         if tt_code:
             tt_move = decode(tt_code)
             if board.is_pseudo_legal(tt_move):
-                yield STAGE_TT, (tt_move,)
+                yield STAGE_TT_IN_CHECK if self.in_check else STAGE_TT, (tt_move,)
             else:
                 tt_code = 0
         killer_1 = self.killer_1
@@ -191,11 +229,13 @@ class MovePicker:
         killers = valid_killers(board, killer_1, killer_2, tt_code, counter)
         if killers:
             yield STAGE_KILLERS, killers
-        if self.searched < self.quiet_limit:
+        if not self.quiets_skipped:
             quiets = pseudo_legal_quiets(board)
             yield (
                 STAGE_QUIETS,
-                order_quiets(board, quiets, (tt_code, killer_1, killer_2, counter), self.history),
+                order_quiets(
+                    quiets, (tt_code, killer_1, killer_2, counter), board.turn, self.history
+                ),
             )
         if bad_captures:
             yield STAGE_BAD_CAPTURES, bad_captures
@@ -494,15 +534,13 @@ def order_captures(
 
 
 def order_quiets(
-    board: chess.Board, moves: Sequence[chess.Move], skip: tuple[int, ...], history: list[int]
+    moves: Sequence[chess.Move], skip: tuple[int, ...], turn: bool, history: list[int]
 ) -> list[chess.Move]:
     """Non-captures by history (queen promotions first), without the codes in ``skip``.
 
-    The generator's non-capture set also holds en passant captures (their target
-    is empty); they were searched with the captures and are dropped here.
+    ``moves`` are ``pseudo_legal_quiets``: no en passant capture among them.
     """
-    ep_square = board.ep_square
-    hist_base = HISTORY_SIDE_SIZE if board.turn else 0
+    hist_base = HISTORY_SIDE_SIZE if turn else 0
     keys = []
     for index, move in enumerate(moves):
         from_sq = move.from_square
@@ -513,12 +551,6 @@ def order_quiets(
             continue
         if promotion:
             score = HISTORY_MAX + 1 if promotion == chess.QUEEN else 0
-        elif (
-            to_sq == ep_square
-            and (to_sq - from_sq) % 8
-            and board.piece_type_at(from_sq) == chess.PAWN
-        ):
-            continue
         else:
             score = history[hist_base + from_sq * 64 + to_sq]
         keys.append((score << _ORDER_SHIFT) | (255 - index))

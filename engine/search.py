@@ -5,15 +5,17 @@ reverse futility, futility and late move pruning, late move reductions, internal
 iterative reduction, singular extensions, SEE ordering and pruning of losing
 captures, and lazy evaluation, transposition-table cutoffs and (at its first ply)
 quiet checks in quiescence; quiet moves are ordered by killers, a counter move and
-a history with gravity and malus. Each has a module-level switch (constants below)
-so that a match can measure it against the build without it; the Elo each one was
-measured to be worth stands beside its step in the node function, in brackets: a
-match of the full build against the build without it, in colour-swapped pairs from
-the shipped openings (docs/strength.md has the ledger).
-All selectivity together against plain PVS: +135 +/- 43 Elo at 10+0.1.
-``Searcher.selective = False`` turns all of them off, which makes the search
-exact (the tests compare it with plain negamax). Techniques that a match showed
-to be worth nothing are not in the code (git history keeps them).
+a history with gravity and malus. ``_negamax`` and ``_qsearch`` number their steps
+in the order they run (as Stockfish's search.cpp does), and a step that was
+measured carries its Elo, as Ethereal's search does: a match of the full build
+against the build without it, in colour-swapped pairs from the shipped openings
+(docs/strength.md has the ledger). All selectivity together against plain PVS:
++135 +/- 43 Elo at 10+0.1. ``Searcher.selective = False`` turns all of it off,
+which makes the search exact (the tests compare it with plain negamax). A match
+measures one technique against a copy with its constant below set out of reach
+(``scripts.matches.variant``, e.g. ``search.NULL_MOVE_MIN_DEPTH=99``), or against
+the commit before it. Techniques that a match showed to be worth nothing are not
+in the code (git history keeps them).
 
 The searcher owns the per-search state (node counts, killers, PV table) and the
 history table that survives between searches of one game; the transposition
@@ -56,11 +58,6 @@ from engine.evaluate import Evaluator
 from engine.features import MAX_PHASE
 from engine.movepick import (
     HISTORY_SIDE_SIZE,
-    NO_LIMIT,
-    STAGE_EVASIONS,
-    STAGE_KILLERS,
-    STAGE_QUIETS,
-    STAGE_TT,
     MovePicker,
     decode,
     history_bonus,
@@ -86,33 +83,19 @@ ASPIRATION_MAX_DELTA_CP: Final = 1000
 POLL_INTERVAL_NODES: Final = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 
-# Selective search. Each technique has a switch, so that a match can measure it
-# against the build without it (README: "Selective search"); ``Searcher.selective``
-# turns them all off at once (the exactness tests search that way). The numbers are
-# Final (the compiled search folds them); the switches are not: mypyc 2.4 keeps the
-# literal True and the int 1 in one constant slot, and a Final switch read as a value
-# made the compiled quiescence raise TypeError (CI's compiled bench check finds that).
-NULL_MOVE = True
-"""Null-move pruning: if passing still fails high, the node is not worth a full search."""
+# Selective search: the constants of each technique (the module docstring says how
+# a match measures one).
 NULL_MOVE_MIN_DEPTH: Final = 3
 NULL_MOVE_BASE_REDUCTION: Final = 3
 """The null move is searched ``BASE + depth // 4`` plies shallower than a real move."""
-REVERSE_FUTILITY = True
-"""Static null move: far enough above beta at low depth, a non-PV node fails high."""
 REVERSE_FUTILITY_MAX_DEPTH: Final = 6
 REVERSE_FUTILITY_MARGIN_CP: Final = 90
 """Per ply of depth: what the opponent could win back in that many plies."""
-FUTILITY = True
-"""Quiet, non-checking moves at frontier nodes far below alpha are skipped."""
 FUTILITY_MAX_DEPTH: Final = 3
 FUTILITY_MARGIN_CP: Final = (0, 130, 230, 330)
-LATE_MOVE_PRUNING = True
-"""At depth 1-3 of non-PV nodes, quiet moves beyond a count are skipped."""
 LATE_MOVE_MAX_DEPTH: Final = 3
 LATE_MOVE_COUNT: Final = (0, 5, 8, 13)
 """Moves searched (of any kind) after which quiets are skipped, by depth."""
-LATE_MOVE_REDUCTIONS = True
-"""Late quiet moves are searched shallower, and again at full depth if they fail high."""
 LMR_MIN_DEPTH: Final = 3
 LMR_MIN_MOVES: Final = 3
 """Moves searched before reductions start (TT move, captures and killers count)."""
@@ -124,35 +107,21 @@ LMR_BAD_HISTORY: Final = -(1 << 12)
 """A quiet move whose history is at most this is reduced one ply more."""
 LMR_MAX_MOVE_INDEX: Final = 63
 """The reduction table's last column: later moves are reduced as much as this one."""
-INTERNAL_ITERATIVE_REDUCTION = True
-"""A node with no TT move at depth >= IIR_MIN_DEPTH is searched a ply shallower."""
 IIR_MIN_DEPTH: Final = 4
-SEE_ORDERING = True
-"""Captures losing material by static exchange are tried after the quiet moves."""
-SEE_QSEARCH = True
-"""Quiescence skips captures that lose material by static exchange."""
-LAZY_EVAL = True
-"""Quiescence stands pat on the material and piece-square score alone when it is
-more than LAZY_MARGIN_CP outside the window (the other terms rarely move that far)."""
+"""A node with no TT move from this depth on is searched a ply shallower."""
 LAZY_MARGIN_CP: Final = 250
-QSEARCH_TT = True
-"""Quiescence probes the transposition table (a bound ends the node) and stores its
-result where the table holds nothing for the position."""
-HISTORY_MALUS = True
-"""A cutoff also lowers the history of the quiet moves searched before the refutation."""
-COUNTER_MOVES = True
-"""The quiet move that last refuted the opponent's previous move is tried after the killers."""
-QSEARCH_CHECKS = True
-"""The first ply of quiescence also tries quiet checks that do not lose material."""
-SINGULAR_EXTENSIONS = True
-"""A TT move that every other move falls well short of is searched a ply deeper."""
+"""Quiescence stands pat on the material and piece-square score alone when it is
+more than this outside the window (the other terms rarely move that far)."""
 SINGULAR_MIN_DEPTH: Final = 4
 SINGULAR_TT_DEPTH_SLACK: Final = 3
 """The TT entry must have been searched at least ``depth - SLACK`` deep."""
 SINGULAR_MARGIN_CP: Final = 8
 """Per ply of depth: how far below the TT score the other moves must stay."""
 
+_NO_LIMIT: Final = 1 << 30
+"""The late-move-pruning count where late move pruning does not apply."""
 _BB_SQUARES: Final = chess.BB_SQUARES
+_BB_ALL: Final = chess.BB_ALL
 _PAWN: Final = chess.PAWN
 
 
@@ -171,6 +140,40 @@ _KING_LINES: Final = [
     straight | diagonal for straight, diagonal in zip(STRAIGHT_LINES, DIAGONAL_LINES)
 ]
 """A piece off every line through its king cannot expose the king by moving."""
+
+
+def _bound_holds(bound: int, score: int, alpha: int, beta: int) -> bool:
+    """Whether a stored ``bound`` on ``score`` decides a node searched in (alpha, beta)."""
+    return (
+        bound == BOUND_EXACT
+        or (bound == BOUND_LOWER and score >= beta)
+        or (bound == BOUND_UPPER and score <= alpha)
+    )
+
+
+def _unsafe_squares(board: chess.Board, us: bool) -> int:
+    """The squares a piece of ``us`` may not leave without a legality test: its king's,
+    and the lines through the king when an enemy slider is on one (pins)."""
+    king_sq = board.king(us)
+    if king_sq is None:
+        return 0
+    lines = _KING_LINES[king_sq]
+    if not lines & board.occupied_co[not us] & (board.bishops | board.rooks | board.queens):
+        lines = 0
+    return lines | _BB_SQUARES[king_sq]
+
+
+def _lmr_reduction(depth: int, searched: int, pv_node: bool, history: int) -> int:
+    """The plies a late quiet move is reduced by: more with depth and move number, a ply
+    less at PV nodes and with good history, a ply more with bad, at most to depth 1."""
+    reduction = _REDUCTIONS[depth][min(searched, LMR_MAX_MOVE_INDEX)]
+    if pv_node:
+        reduction -= 1
+    if history >= LMR_GOOD_HISTORY:
+        reduction -= 1
+    elif history <= LMR_BAD_HISTORY:
+        reduction += 1
+    return reduction if reduction <= depth - 2 else depth - 2
 
 
 class SearchAbortedError(Exception):
@@ -271,8 +274,8 @@ class Searcher:
         """What searches wrap the board in: a subclass may observe the moves made
         (engine.stats does); read once per search, so the nodes never pay for it."""
         self.selective = True
-        """False turns every pruning and reduction off (the module switches stay as
-        they are): the search is then exact full-width alpha-beta."""
+        """False turns every pruning and reduction off (and the losing captures are
+        ordered with the others): the search is then exact full-width alpha-beta."""
         # Hooks instead of overridable methods: a compiled Searcher (``cutoff
         # compile``) cannot be subclassed by interpreted code, such as engine.smp.
         self.on_poll: Optional[Callable[[int], None]] = None
@@ -370,18 +373,6 @@ class Searcher:
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
         return SearchResult(best.move, ponder, score, completed_depth, self.nodes, self.seldepth)
 
-    def quiescence(self, board: chess.Board) -> int:
-        """The quiescence score of ``board`` with a full window (side to move's view).
-
-        The static evaluation once captures are resolved: what the main search
-        uses at its horizon. For tests and tools; it reads and fills the TT as
-        quiescence in the tree does (QSEARCH_TT).
-        """
-        self._pos = Position(board.copy())
-        self._control = SearchControl()
-        self._node_limit = None
-        return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
-
     def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The reply to ``move`` the TT expects, from the last searched root (or None)."""
         return self._ponder_from_tt(move)
@@ -444,6 +435,23 @@ class Searcher:
         finally:
             pos.pop()
 
+    def _iteration_info(
+        self, depth: int, pv_index: int, line: _RootLine, score: int, bound: int
+    ) -> IterationInfo:
+        """The progress report of root ``line`` (the ``pv_index``-th) with ``score``."""
+        return IterationInfo(
+            depth,
+            self.seldepth,
+            pv_index + 1,
+            score,
+            bound,
+            self.nodes,
+            int((time.monotonic() - self._control.start_time) * 1000),
+            self.tt.hashfull(),
+            list(line.pv) or [line.move],
+            self._tbhits(),
+        )
+
     def _report_lines(
         self,
         depth: int,
@@ -451,24 +459,8 @@ class Searcher:
         multipv: int,
         on_iteration: Callable[[IterationInfo], None],
     ) -> None:
-        elapsed_ms = int((time.monotonic() - self._control.start_time) * 1000)
-        hashfull = self.tt.hashfull()
         for i in range(multipv):
-            line = lines[i]
-            on_iteration(
-                IterationInfo(
-                    depth,
-                    self.seldepth,
-                    i + 1,
-                    line.score,
-                    BOUND_EXACT,
-                    self.nodes,
-                    elapsed_ms,
-                    hashfull,
-                    list(line.pv) or [line.move],
-                    self._tbhits(),
-                )
-            )
+            on_iteration(self._iteration_info(depth, i, lines[i], lines[i].score, BOUND_EXACT))
 
     def _search_root_aspirated(
         self,
@@ -492,21 +484,7 @@ class Searcher:
                 return
             bound = BOUND_UPPER if score <= alpha else BOUND_LOWER
             if on_iteration is not None:
-                line = lines[pv_index]
-                on_iteration(
-                    IterationInfo(
-                        depth,
-                        self.seldepth,
-                        pv_index + 1,
-                        score,
-                        bound,
-                        self.nodes,
-                        int((time.monotonic() - self._control.start_time) * 1000),
-                        self.tt.hashfull(),
-                        list(line.pv) or [line.move],
-                        self._tbhits(),
-                    )
-                )
+                on_iteration(self._iteration_info(depth, pv_index, lines[pv_index], score, bound))
             delta *= 2
             if score <= alpha:
                 alpha = max(score - delta, -INFINITE)
@@ -577,27 +555,23 @@ class Searcher:
     def _negamax(
         self, alpha: int, beta: int, depth: int, ply: int, pv_node: bool, excluded: int = 0
     ) -> int:
-        """Fail-soft PVS negamax; ``pv_node`` is true when the window is open.
-
-        ``excluded`` (a move code) is the singular-extension test: the node is searched
-        without that move, and neither reads nor writes its transposition-table entry."""
+        """Fail-soft PVS negamax; ``pv_node`` is true when the window is open. ``excluded``
+        (a move code): the singular test's search, without that move and the TT entry.
+        Elo figures: docs/strength.md, the full build against the build without the step."""
         pos = self._pos
         board = pos.board
         pvt = self._pv
         if pv_node:
             pvt[ply] = []
 
-        # 1. In check: extend, so that a check never ends the main search.
+        # 1. Check extension: a check never ends the main search.
         in_check = king_attacked(board, board.turn)
         if in_check:
             depth += 1
 
-        # 2. Horizon: resolve captures first, and at this first quiescence ply also
-        #    quiet checks that do not lose material: a captures-only horizon misses
-        #    the mates and forks that begin with a quiet check. [Quiet checks: +26
-        #    Elo, 95 % +6 to +46, 750 games at 10+0.1]
+        # 2. Horizon: quiescence, with quiet checks at its first ply (+26 Elo, 750 games).
         if depth <= 0:
-            return self._qsearch(alpha, beta, ply, False, QSEARCH_CHECKS and self.selective)
+            return self._qsearch(alpha, beta, ply, False, self.selective)
 
         # 3. Count the node; the clock and stop flag are read only now and then.
         self.nodes += 1
@@ -627,271 +601,125 @@ class Searcher:
         if alpha >= beta:
             return alpha
 
-        # 6. Transposition table: a deep enough bound ends zero-window nodes at once.
+        # 6. Transposition table: a deep enough bound ends a zero-window node at once.
         tt = self.tt
         key = pos.key
-        # (The singular test's search never sees the entry: no cutoff, no TT move.)
         entry = tt.probe(key) if not excluded else None
         tt_code = 0
         if entry:
             tt_code, tt_depth, bound, tt_score = entry
             if not pv_node and tt_depth >= depth:
                 tt_score = score_from_tt(tt_score, ply)
-                if (
-                    bound == BOUND_EXACT
-                    or (bound == BOUND_LOWER and tt_score >= beta)
-                    or (bound == BOUND_UPPER and tt_score <= alpha)
-                ):
+                if _bound_holds(bound, tt_score, alpha, beta):
                     return tt_score
 
-        # 6b. Tablebases: right after a capture or pawn move (where a position first
-        #     enters the tables), few enough pieces are looked up; a win or loss is
-        #     a bound (a mate may come sooner), a draw is exact.
-        if (
-            self._tb_pieces
-            and not excluded
-            and not board.halfmove_clock
-            and board.occupied.bit_count() <= self._tb_pieces
-            and self.tablebases is not None
-        ):
-            wdl = self.tablebases.wdl(board)
-            if wdl is not None:
-                if wdl > 1:
-                    tb_score, bound = TB_WIN_CP - ply, BOUND_LOWER
-                elif wdl < -1:
-                    tb_score, bound = -(TB_WIN_CP - ply), BOUND_UPPER
-                else:
-                    tb_score, bound = 0, BOUND_EXACT
-                if (
-                    bound == BOUND_EXACT
-                    or (bound == BOUND_LOWER and tb_score >= beta)
-                    or (bound == BOUND_UPPER and tb_score <= alpha)
-                ):
-                    tt.store(key, min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
-                    return tb_score
+        # 7. Tablebases, right after a capture or pawn move (where positions enter them).
+        if self._tb_pieces and not board.halfmove_clock and not excluded:
+            tb_score = self._probe_tablebases(alpha, beta, depth, ply)
+            if tb_score is not None:
+                return tb_score
 
+        # 8. Static evaluation, for pruning at non-PV nodes (PV nodes prune nothing).
         us = board.turn
         selective = self.selective and not in_check
         static_eval = -INFINITE
-        # (PV nodes prune nothing, so they need no static evaluation.)
         if selective and not pv_node:
             static_eval = self.evaluator.evaluate(pos)
             if -MATE_BOUND < beta < MATE_BOUND and not excluded:
-                # 7. Reverse futility: this far above beta, the opponent will not
-                #    get back to it in the plies that are left.
-                #    [+24 +/- 27 Elo, 400 games at 2,000 nodes]
+                # 9. Reverse futility pruning (+24 Elo, 400 games): too far above beta to fall.
                 if (
-                    REVERSE_FUTILITY
-                    and depth <= REVERSE_FUTILITY_MAX_DEPTH
+                    depth <= REVERSE_FUTILITY_MAX_DEPTH
                     and static_eval - REVERSE_FUTILITY_MARGIN_CP * depth >= beta
                 ):
                     return static_eval
-                # 8. Null move: if passing still fails high, a real move would too.
-                #    Not twice in a row, and not with only king and pawns (zugzwang).
-                #    [+11 +/- 18 Elo, 400 games at 1,000 nodes]
-                if (
-                    NULL_MOVE
-                    and depth >= NULL_MOVE_MIN_DEPTH
-                    and static_eval >= beta
-                    and board.move_stack[-1]
-                    and board.occupied_co[us] & ~(board.pawns | board.kings)
-                ):
-                    pos.push_null()
-                    score = -self._negamax(
-                        -beta,
-                        -beta + 1,
-                        depth - 1 - NULL_MOVE_BASE_REDUCTION - depth // 4,
-                        ply + 1,
-                        False,
-                    )
-                    pos.pop_null()
-                    if score >= beta:
-                        return beta if score >= MATE_BOUND else score
+                # 10. Null move pruning (+11 Elo, 400 games): if passing fails high, moves would.
+                if depth >= NULL_MOVE_MIN_DEPTH and static_eval >= beta:
+                    score = self._null_move_search(depth, ply, beta)
+                    if score > -INFINITE:
+                        return score
 
-        # 9. Internal iterative reduction: without a TT move the ordering is poor and
-        #    the node probably new; a shallower search is cheaper and fills the TT.
-        #    [+3 +/- 24 Elo, 400 games at 3,000 nodes]
-        if (
-            INTERNAL_ITERATIVE_REDUCTION
-            and self.selective
-            and not tt_code
-            and depth >= IIR_MIN_DEPTH
-            and not excluded
-        ):
+        # 11. Internal iterative reduction (+3 Elo, 400 games): no TT move, likely a new node.
+        if self.selective and not tt_code and depth >= IIR_MIN_DEPTH and not excluded:
             depth -= 1
 
-        # 9b. Singular extension: when the TT holds a deep enough lower bound, search
-        #     the other moves at half depth against a window below it. If they all
-        #     stay below, the TT move is the only good one here and is searched a ply
-        #     deeper; if even that lowered window fails high, two moves beat beta
-        #     (multi-cut); if only the TT score is at or above beta, the TT move is
-        #     searched a ply shallower. Not past twice the iteration's depth, where
-        #     extensions would compound. [+35 Elo, 95 % +7 to +63, 389 games at
-        #     10+0.1]
+        # 12. Singular extension (+35 Elo, 389 games): a TT move far above the others.
         tt_extension = 0
-        if (
-            SINGULAR_EXTENSIONS
-            and tt_code
-            and depth >= SINGULAR_MIN_DEPTH
-            and self.selective
-            and ply < 2 * self._root_depth
-        ):
-            assert entry is not None
-            _, tt_depth, bound, tt_score = entry
-            tt_score = score_from_tt(tt_score, ply)
-            if (
-                bound != BOUND_UPPER
-                and tt_depth >= depth - SINGULAR_TT_DEPTH_SLACK
-                and -MATE_BOUND < tt_score < MATE_BOUND
-            ):
-                singular_beta = tt_score - SINGULAR_MARGIN_CP * depth
-                score = self._negamax(
-                    singular_beta - 1, singular_beta, (depth - 1) // 2, ply, False, tt_code
-                )
-                if score < singular_beta:
-                    tt_extension = 1
-                elif singular_beta >= beta:
-                    return singular_beta
-                elif tt_score >= beta:
-                    tt_extension = -1
+        if entry and depth >= SINGULAR_MIN_DEPTH and self.selective:
+            tt_extension, multi_cut = self._singular_extension(entry, depth, ply, beta)
+            if multi_cut > -INFINITE:
+                return multi_cut
 
-        # Frontier pruning of quiet moves (steps 11-12) applies at this node?
-        lmp_count = NO_LIMIT
-        futility_value = INFINITE
+        # 13. The moves, in stages from the picker: an early cutoff saves generating the
+        #     rest (losing captures last, and none in quiescence: +183 Elo, 118 games).
+        lmp_count, futility_value = _NO_LIMIT, INFINITE
         if selective and not pv_node and alpha > -MATE_BOUND:
-            if LATE_MOVE_PRUNING and depth <= LATE_MOVE_MAX_DEPTH:
+            if depth <= LATE_MOVE_MAX_DEPTH:
                 lmp_count = LATE_MOVE_COUNT[depth]
-            if FUTILITY and depth <= FUTILITY_MAX_DEPTH:
+            if depth <= FUTILITY_MAX_DEPTH:
                 futility_value = static_eval + FUTILITY_MARGIN_CP[depth]
         futile = futility_value <= alpha
-        reduce = selective and LATE_MOVE_REDUCTIONS and depth >= LMR_MIN_DEPTH
-
-        # 10. Moves in stages from the move picker, so that an early cutoff saves
-        #     generating the rest: TT move, captures by MVV-LVA that do not lose
-        #     material, killers, quiets by history, then losing captures. In check:
-        #     the TT move, then every legal evasion. [Losing captures last, and
-        #     skipped in quiescence: +183 +/- 61 Elo, SPRT H1 after 118 games]
-        them_bb = board.occupied_co[not us]
-        king_sq = board.king(us)
-        # Only a piece on a line between its king and an enemy slider can be pinned.
-        pin_lines = _KING_LINES[king_sq] if king_sq is not None else 0
-        if not pin_lines & them_bb & (board.bishops | board.rooks | board.queens):
-            pin_lines = 0
+        reduce = selective and depth >= LMR_MIN_DEPTH
+        unsafe = _unsafe_squares(board, us)
         ep_square = board.ep_square
         original_alpha = alpha
-        best_score = -INFINITE
-        best_code = 0
-        searched = 0
-        pruned = False
-        killers = self._killers[ply]
+        best_score, best_code, searched, pruned = -INFINITE, 0, 0, False  # pruned: by futility
         history = self.history
         hist_base = HISTORY_SIDE_SIZE if us else 0
         # The counter-move slot of the opponent's last move (0: a null move).
-        counter_index = 0
-        if COUNTER_MOVES:
-            last = board.move_stack[-1]
-            if last:
-                counter_index = hist_base + last.from_square * 64 + last.to_square
+        last = board.move_stack[-1]
+        counter_index = hist_base + last.from_square * 64 + last.to_square if last else 0
+        counter = self.counter_moves[counter_index] if counter_index else 0
         quiets_tried: list[int] = []
-        # Where a quiet move would check from: computed at the first futile quiet.
-        check_squares: Optional[CheckSquares] = None
-        picker = MovePicker(
-            board,
-            tt_code,
-            killers[0],
-            killers[1],
-            history,
-            in_check,
-            SEE_ORDERING and self.selective,
-            lmp_count,
-            self.counter_moves[counter_index] if counter_index else 0,
-        )
+        check_squares: Optional[CheckSquares] = None  # computed at the first futile quiet
+        k1, k2 = self._killers[ply]
+        picker = MovePicker(board, tt_code, k1, k2, history, in_check, self.selective, counter)
         for stage, moves in picker:
-            # Legal evasions need no test; the TT move in check always gets one.
-            verify_all = in_check and stage == STAGE_TT
-            verify_none = stage == STAGE_EVASIONS
-            quiet_stage = stage == STAGE_QUIETS
-            # Quiet moves whose history a cutoff lowers (the killers' stage holds only
-            # quiets).
-            track_quiets = HISTORY_MALUS and (quiet_stage or stage == STAGE_KILLERS)
-            child_depth = depth - 1 + tt_extension if stage == STAGE_TT else depth - 1
+            late = stage.late
+            track_quiets = stage.quiet
+            child_depth = depth - 1 + tt_extension if stage.extended else depth - 1
+            # Squares a move must not leave without a legality test (en passant too).
+            verify = _BB_ALL if stage.verify_all else 0 if stage.legal else unsafe
+            verify_ep = -1 if stage.legal or ep_square is None else ep_square
             for move in moves:
                 from_sq = move.from_square
                 to_sq = move.to_square
+                from_bb = _BB_SQUARES[from_sq]
                 if excluded and move_code(move) == excluded:
                     continue
-                if quiet_stage and searched >= lmp_count:
-                    # 11. Late move pruning: at low depth, quiets this far down the
-                    #     history order rarely matter. [+10 +/- 29 Elo, 400 games
-                    #     at 2,000 nodes]
-                    pruned = True
+                # 14. Late move pruning (+10 Elo, 400 games): late quiets at low depth.
+                if late and searched >= lmp_count:
                     break
-                if (
-                    futile
-                    and quiet_stage
-                    and not move.promotion
-                    and from_sq != king_sq
-                    and not _BB_SQUARES[from_sq] & pin_lines
-                ):
-                    # 12. Futility (below), decided before the move is made when the
-                    #     move is surely legal (no king move, no piece on a pin line):
-                    #     only a check keeps it. Making moves just to ask that was a
-                    #     third of all makes in the bench.
+                # 15. Futility pruning (+26 Elo, 400 games): quiet non-checks far below alpha
+                #     (judged before the move is made if it is surely legal, else at step 17).
+                if futile and late and not move.promotion and not from_bb & unsafe:
                     if check_squares is None:
                         check_squares = checking_squares(board)
                     if not gives_check(board, move, check_squares):
                         pruned = True
-                        if futility_value > best_score:
-                            best_score = futility_value
                         continue
+                # 16. Make the move, and take it back if it leaves the king attacked.
                 pos.push(move)
-                if (
-                    not verify_none
-                    and (
-                        verify_all
-                        or from_sq == king_sq
-                        or _BB_SQUARES[from_sq] & pin_lines
-                        or to_sq == ep_square
-                    )
-                    and king_attacked(board, us)
-                ):
+                if (from_bb & verify or to_sq == verify_ep) and king_attacked(board, us):
                     pos.pop()
                     continue
+                # 17. A late quiet non-check: futility (if 15 left it) or LMR (+26 Elo, 400 games).
                 reduction = 0
-                # Checks are neither pruned nor reduced.
                 if (
-                    quiet_stage
+                    late
                     and (futile or (reduce and searched >= LMR_MIN_MOVES))
                     and not move.promotion
                     and not king_attacked(board, not us)
                 ):
                     if futile:
-                        # 12. Futility: a quiet move cannot lift this node to alpha
-                        #     (here: king moves and pieces that may be pinned).
-                        #     [+26 +/- 26 Elo, 400 games at 2,000 nodes]
                         pos.pop()
                         pruned = True
-                        if futility_value > best_score:
-                            best_score = futility_value
                         continue
-                    # 13. Late move reductions: a quiet move late in the order is
-                    #     searched shallower first (less at PV nodes and with good
-                    #     history); a fail high is searched again at full depth.
-                    #     [+26 +/- 28 Elo, 400 games at 2,000 nodes]
-                    reduction = _REDUCTIONS[depth][min(searched, LMR_MAX_MOVE_INDEX)]
-                    if pv_node:
-                        reduction -= 1
                     move_history = history[hist_base + from_sq * 64 + to_sq]
-                    if move_history >= LMR_GOOD_HISTORY:
-                        reduction -= 1
-                    elif move_history <= LMR_BAD_HISTORY:
-                        reduction += 1
-                    if reduction > depth - 2:
-                        reduction = depth - 2
+                    reduction = _lmr_reduction(depth, searched, pv_node, move_history)
                 searched += 1
                 if track_quiets and not move.promotion:
                     quiets_tried.append(hist_base + from_sq * 64 + to_sq)
-                # A child's PV is only valid when the child was searched as a PV node.
+                # 18. Principal variation search: null windows after the first move.
                 full_window = pv_node
                 if searched == 1:
                     score = -self._negamax(-beta, -alpha, child_depth, ply + 1, pv_node)
@@ -899,71 +727,165 @@ class Searcher:
                     full_window = False
                     score = alpha + 1
                     if reduction > 0:
-                        score = -self._negamax(
-                            -alpha - 1, -alpha, child_depth - reduction, ply + 1, False
-                        )
+                        reduced = child_depth - reduction
+                        score = -self._negamax(-alpha - 1, -alpha, reduced, ply + 1, False)
                     if score > alpha:
                         score = -self._negamax(-alpha - 1, -alpha, child_depth, ply + 1, False)
                     if pv_node and alpha < score < beta:
                         full_window = True
                         score = -self._negamax(-beta, -alpha, child_depth, ply + 1, True)
                 pos.pop()
-                if score > best_score:
-                    best_score = score
-                    if score > alpha:
-                        best_code = from_sq | (to_sq << 6) | ((move.promotion or 0) << 12)
-                        alpha = score
-                        if pv_node:
-                            pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
-                        if alpha >= beta:
-                            # 14. Cutoff: remember quiet moves that refute (killers, history).
-                            if not (
-                                _BB_SQUARES[to_sq] & them_bb
-                                or move.promotion
-                                or (to_sq == ep_square and board.piece_type_at(from_sq) == _PAWN)
-                            ):
-                                if killers[0] != best_code:
-                                    killers[1] = killers[0]
-                                    killers[0] = best_code
-                                if counter_index:
-                                    self.counter_moves[counter_index] = best_code
-                                # History with gravity: the refutation gains, the quiets
-                                # tried before it lose as much (malus). With the counter
-                                # move: [+58 +/- 33 Elo, 259 games at 10+0.1]
-                                bonus = history_bonus(depth)
-                                best_index = hist_base + from_sq * 64 + to_sq
-                                update_history(history, best_index, bonus)
-                                for index in quiets_tried:
-                                    if index != best_index:
-                                        update_history(history, index, -bonus)
-                            if not excluded:
-                                tt.store(
-                                    key, depth, BOUND_LOWER, score_to_tt(best_score, ply), best_code
-                                )
-                            return best_score
-            picker.searched = searched
+                if score <= best_score:
+                    continue
+                best_score = score
+                if score <= alpha:
+                    continue
+                best_code = from_sq | (to_sq << 6) | ((move.promotion or 0) << 12)
+                alpha = score
+                if pv_node:
+                    pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
+                if alpha >= beta:
+                    # 19. Beta cutoff: learn from a quiet refutation (+58 Elo, 259 games).
+                    self._update_quiet_stats(move, depth, ply, counter_index, quiets_tried)
+                    if not excluded:
+                        tt.store(key, depth, BOUND_LOWER, score_to_tt(best_score, ply), best_code)
+                    return best_score
+            if searched >= lmp_count:
+                picker.skip_quiets()  # step 14, for a quiet stage not yet generated
 
-        # 15. No move searched: checkmate or stalemate, unless moves were pruned.
+        # 20. Moves pruned by futility stand for a score no better than the margin's.
+        if pruned and futility_value > best_score:
+            best_score = futility_value
+
+        # 21. No move searched: checkmate or stalemate, unless moves were pruned.
         if not searched:
             if excluded:
-                # Only the TT move is legal here: it is singular.
-                return alpha
-            if pruned:
-                return best_score if best_score > -INFINITE else static_eval
-            return -mating if in_check else 0
+                return alpha  # only the TT move is legal here: it is singular
+            return best_score if pruned else -mating if in_check else 0
 
+        # 22. Store the result: exact inside the window, an upper bound below it.
         if not excluded:
             bound = BOUND_EXACT if best_score > original_alpha else BOUND_UPPER
             tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
 
+    def _probe_tablebases(self, alpha: int, beta: int, depth: int, ply: int) -> Optional[int]:
+        """The node's score from the endgame tables when it ends the node, else None.
+
+        A win or loss is a bound (a mate may come sooner), a draw is exact; a result
+        that ends the node goes to the TT as if searched six plies deeper.
+        """
+        board = self._pos.board
+        if board.occupied.bit_count() > self._tb_pieces or self.tablebases is None:
+            return None
+        wdl = self.tablebases.wdl(board)
+        if wdl is None:
+            return None
+        if wdl > 1:
+            tb_score, bound = TB_WIN_CP - ply, BOUND_LOWER
+        elif wdl < -1:
+            tb_score, bound = -(TB_WIN_CP - ply), BOUND_UPPER
+        else:
+            tb_score, bound = 0, BOUND_EXACT
+        if _bound_holds(bound, tb_score, alpha, beta):
+            self.tt.store(self._pos.key, min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
+            return tb_score
+        return None
+
+    def _singular_extension(
+        self, entry: tuple[int, int, int, int], depth: int, ply: int, beta: int
+    ) -> tuple[int, int]:
+        """(The TT move's extension, a score that ends the node or -INFINITE).
+
+        Not past twice the iteration's depth, where extensions would compound. When the
+        TT holds a deep enough lower bound, the other moves are searched at
+        half depth against a window below it. If they all stay below, the TT move is
+        the only good one here and is searched a ply deeper; if even that lowered
+        window fails high, two moves beat beta and the node ends (multi-cut); if only
+        the TT score is at or above beta, the TT move is searched a ply shallower.
+        """
+        tt_code, tt_depth, bound, tt_score = entry
+        tt_score = score_from_tt(tt_score, ply)
+        if (
+            not tt_code
+            or ply >= 2 * self._root_depth
+            or bound == BOUND_UPPER
+            or tt_depth < depth - SINGULAR_TT_DEPTH_SLACK
+            or not -MATE_BOUND < tt_score < MATE_BOUND
+        ):
+            return 0, -INFINITE
+        singular_beta = tt_score - SINGULAR_MARGIN_CP * depth
+        score = self._negamax(
+            singular_beta - 1, singular_beta, (depth - 1) // 2, ply, False, tt_code
+        )
+        if score < singular_beta:
+            return 1, -INFINITE
+        if singular_beta >= beta:
+            return 0, singular_beta
+        if tt_score >= beta:
+            return -1, -INFINITE
+        return 0, -INFINITE
+
+    def _update_quiet_stats(
+        self,
+        move: chess.Move,
+        depth: int,
+        ply: int,
+        counter_index: int,
+        quiets_tried: list[int],
+    ) -> None:
+        """After a cutoff by ``move``, if it is quiet: it becomes the ply's first killer
+        and the counter move to the opponent's last move; its history gains, and the
+        quiets tried before it lose as much (history with gravity and malus)."""
+        board = self._pos.board
+        from_sq = move.from_square
+        to_sq = move.to_square
+        if (
+            _BB_SQUARES[to_sq] & board.occupied_co[not board.turn]
+            or move.promotion
+            or (to_sq == board.ep_square and board.piece_type_at(from_sq) == _PAWN)
+        ):
+            return
+        code = from_sq | (to_sq << 6)
+        killers = self._killers[ply]
+        if killers[0] != code:
+            killers[1] = killers[0]
+            killers[0] = code
+        if counter_index:
+            self.counter_moves[counter_index] = code
+        history = self.history
+        bonus = history_bonus(depth)
+        best_index = (HISTORY_SIDE_SIZE if board.turn else 0) + from_sq * 64 + to_sq
+        update_history(history, best_index, bonus)
+        for index in quiets_tried:
+            if index != best_index:
+                update_history(history, index, -bonus)
+
+    def _null_move_search(self, depth: int, ply: int, beta: int) -> int:
+        """The score with which passing fails high, else -INFINITE. Not twice in a row,
+        and not with only king and pawns (zugzwang, where passing would be best)."""
+        pos = self._pos
+        board = pos.board
+        if not board.move_stack[-1] or not (
+            board.occupied_co[board.turn] & ~(board.pawns | board.kings)
+        ):
+            return -INFINITE
+        pos.push_null()
+        null_depth = depth - 1 - NULL_MOVE_BASE_REDUCTION - depth // 4
+        score = -self._negamax(-beta, -beta + 1, null_depth, ply + 1, False)
+        pos.pop_null()
+        if score < beta:
+            return -INFINITE
+        return beta if score >= MATE_BOUND else score
+
     def _qsearch(
         self, alpha: int, beta: int, ply: int, in_check: bool, checks: bool = False
     ) -> int:
         """Captures and queen promotions until the position is quiet; evasions in check;
-        with ``checks``, quiet checks too (the first ply only)."""
+        with ``checks``, quiet checks too (the first ply only). Steps as in _negamax."""
         pos = self._pos
         board = pos.board
+        # 1. Count the node; the clock and stop flag are read only now and then.
         self.nodes += 1
         if not self.nodes & self._poll_mask:
             self._poll()
@@ -972,29 +894,23 @@ class Searcher:
         if ply >= MAX_PLY - 1:
             return self.evaluator.evaluate(pos)
 
-        # Any stored result has searched at least the captures this node would.
-        # [+37 +/- 33 Elo, 327 games at 5+0.05]
-        tt_entry = None
-        if QSEARCH_TT:
-            tt_entry = self.tt.probe(pos.key)
-            if tt_entry:
-                bound = tt_entry[2]
-                tt_score = score_from_tt(tt_entry[3], ply)
-                if (
-                    bound == BOUND_EXACT
-                    or (bound == BOUND_LOWER and tt_score >= beta)
-                    or (bound == BOUND_UPPER and tt_score <= alpha)
-                ):
-                    return tt_score
+        # 2. Transposition table (+37 Elo, 327 games, docs/strength.md): any stored
+        #    result has searched at least the captures this node would.
+        tt_entry = self.tt.probe(pos.key)
+        if tt_entry:
+            bound = tt_entry[2]
+            tt_score = score_from_tt(tt_entry[3], ply)
+            if _bound_holds(bound, tt_score, alpha, beta):
+                return tt_score
 
+        # 3. Stand pat: the side to move need not capture (in check it must move).
         if in_check:
-            # Evasions: every legal move, no stand-pat (standing still is not allowed).
             best_score = -INFINITE
-        elif LAZY_EVAL and self.selective:
-            # Stand pat: the side to move need not capture. Lazy evaluation: when the
-            # material and piece-square score is this far outside the window, the
-            # other terms will not bring it back, and the bound is returned without
-            # them. (features.blend inlined: this runs at every quiescence node.)
+        elif self.selective:
+            # Lazy evaluation: when the material and piece-square score is this far
+            # outside the window, the other terms will not bring it back, and the
+            # bound is returned without them. (features.blend inlined: this runs at
+            # every quiescence node.)
             phase = pos.phase if pos.phase < MAX_PHASE else MAX_PHASE
             blended = pos.mg * phase + pos.eg * (MAX_PHASE - phase)
             rough = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
@@ -1013,25 +929,29 @@ class Searcher:
         if best_score > alpha:
             alpha = best_score
 
+        # 4. The moves: evasions in check, else captures and queen promotions by
+        #    MVV-LVA, then at the first ply quiet checks (+26 Elo, 750 games,
+        #    docs/strength.md). None in check: mated.
         moves = quiescence_moves(board, self.history, in_check)
         if checks and not in_check:
-            # Quiet checks after the captures (those losing material are skipped below).
             moves.extend(quiet_checks(board))
         if not moves:
-            return -(MATE - ply) if in_check else best_score  # no evasion: mated
+            return -(MATE - ply) if in_check else best_score
         original_alpha = alpha
         best_code = 0
         us = board.turn
         king_sq = board.king(us)
         lines = _KING_LINES[king_sq] if king_sq is not None else -1
         ep_square = board.ep_square
-        see_prune = SEE_QSEARCH and self.selective and not in_check
+        see_prune = self.selective and not in_check
         piece_type_at = board.piece_type_at
         for move in moves:
             from_sq = move.from_square
             risky = 0
             if not in_check:
-                # A capture that loses material by static exchange is not searched.
+                # 5. SEE pruning: a capture that loses material by static exchange is
+                #    not searched (with losing captures last: +183 Elo, 118 games,
+                #    docs/strength.md).
                 if (
                     see_prune
                     and not move.promotion
@@ -1047,6 +967,7 @@ class Searcher:
                     or _BB_SQUARES[from_sq] & lines
                     or move.to_square == ep_square
                 )
+            # 6. Make the move (legality tested where it could expose the king), search.
             pos.push(move)
             if risky and king_attacked(board, us):
                 pos.pop()
@@ -1060,8 +981,10 @@ class Searcher:
                     best_code = move_code(move)
                     if alpha >= beta:
                         break
-        if QSEARCH_TT and tt_entry is None and best_score > -INFINITE:
-            # Never over a deeper result for the same position (store() would).
+
+        # 7. Store the result where the table holds nothing for the position (never
+        #    over a deeper result: store() would).
+        if tt_entry is None and best_score > -INFINITE:
             if best_score >= beta:
                 bound = BOUND_LOWER
             elif best_score > original_alpha:

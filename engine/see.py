@@ -108,15 +108,3 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int = 0) -> bool:
             (rank_attacks[rank_mask & occupied] | file_attacks[file_mask & occupied]) & rooks_queens
         )
     return bool(result)
-
-
-def see_value(board: chess.Board, move: chess.Move) -> int:
-    """The exchange value of ``move`` itself, by bisection on ``see_ge`` (for tools and tests)."""
-    low, high = -SEE_VALUES[chess.QUEEN] * 2, SEE_VALUES[chess.QUEEN] * 2
-    while low < high:
-        middle = (low + high + 1) // 2
-        if see_ge(board, move, middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low

@@ -5,12 +5,11 @@ from __future__ import annotations
 import random
 
 import chess
-import pytest
 
-from engine import search as search_module
 from engine.movepick import (
     HISTORY_LIMIT,
     HISTORY_SIDE_SIZE,
+    STAGE_BAD_CAPTURES,
     STAGE_KILLERS,
     STAGE_QUIETS,
     MovePicker,
@@ -74,6 +73,24 @@ def test_a_counter_move_that_is_not_pseudo_legal_is_skipped() -> None:
     assert len(stages[STAGE_QUIETS]) == 20
 
 
+def test_skip_quiets_drops_the_quiet_stage_only() -> None:
+    """Late move pruning: once the search skips the quiets, the picker does not generate
+    them; the killers before them and the losing captures after them still come."""
+    # The queen on d4 can take the pawn on e5, which d6 defends: a losing capture.
+    board = chess.Board("4k3/8/3p4/4p3/3Q4/8/8/4K3 w - - 0 1")
+    killer = move_code(chess.Move.from_uci("e1f1"))
+    for skip in (False, True):
+        picker = MovePicker(board, 0, killer, 0, new_history(), False, True)
+        stages = {}
+        for stage, moves in picker:
+            stages[stage] = moves
+            if skip:
+                picker.skip_quiets()
+        assert stages[STAGE_KILLERS] == [chess.Move.from_uci("e1f1")]
+        assert (STAGE_QUIETS in stages) != skip
+        assert stages[STAGE_BAD_CAPTURES] == [chess.Move.from_uci("d4e5")]
+
+
 def _search(fen: str, depth: int) -> Searcher:
     searcher = Searcher(TranspositionTable(4))
     searcher.search(chess.Board(fen), SearchParams(max_depth=depth), SearchControl())
@@ -92,11 +109,3 @@ def test_search_learns_counter_moves_and_lowers_failed_quiets() -> None:
             assert index < 2 * HISTORY_SIDE_SIZE
     searcher.new_game()
     assert not any(searcher.counter_moves) and not any(searcher.history)
-
-
-def test_switches_off_give_no_counter_moves_and_no_malus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search_module, "COUNTER_MOVES", False)
-    monkeypatch.setattr(search_module, "HISTORY_MALUS", False)
-    searcher = _search("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", 6)
-    assert not any(searcher.counter_moves)
-    assert min(searcher.history) >= 0 < max(searcher.history)

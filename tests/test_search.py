@@ -12,7 +12,8 @@ import pytest
 
 from engine.bench import BENCH_FENS
 from engine.evaluate import evaluate
-from engine.score import MATE, mate_in_moves, score_from_tt
+from engine.position import Position
+from engine.score import INFINITE, MATE, mate_in_moves, score_from_tt
 from engine.search import SearchControl, Searcher, SearchParams
 from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 from tests.conftest import shared_file
@@ -52,6 +53,19 @@ def _qsearch_ref(board: chess.Board, alpha: int, beta: int, ply: int) -> int:
     return best
 
 
+def _quiescence(searcher: Searcher, board: chess.Board) -> int:
+    """The engine's quiescence score of ``board`` with a full window, side to move's view.
+
+    The search has no entry point for quiescence alone, and a root search per leaf (or
+    the reference quiescence at every leaf) would make the exactness tests minutes
+    long: this sets up what ``Searcher.search`` sets up and calls the node function
+    that the search calls at its horizon."""
+    searcher._pos = Position(board.copy())
+    searcher._control = SearchControl()
+    searcher._node_limit = None
+    return searcher._qsearch(-INFINITE, INFINITE, 0, board.is_check())
+
+
 _LEAF_SEARCHER = Searcher(TranspositionTable(1))
 _LEAF_SEARCHER.selective = False  # the reference is full-width: no delta or SEE pruning
 
@@ -60,7 +74,7 @@ def _leaf(board: chess.Board, ply: int) -> int:
     """The horizon value: the engine's quiescence search (checked on its own below),
     with mate scores made relative to the root."""
     # A node-relative mate score becomes root-relative exactly as a TT score does.
-    return score_from_tt(_LEAF_SEARCHER.quiescence(board), ply)
+    return score_from_tt(_quiescence(_LEAF_SEARCHER, board), ply)
 
 
 def _negamax_ref(board: chess.Board, depth: int, ply: int, keys: list[int]) -> int:
@@ -150,10 +164,10 @@ def _quiescence_cases() -> list[str]:
 
 def test_quiescence_equals_reference() -> None:
     searcher = Searcher(TranspositionTable(1))
+    searcher.selective = False
     for fen in _quiescence_cases():
         board = chess.Board(fen)
-        searcher.selective = False
-        assert searcher.quiescence(board) == _qsearch_ref(board, -MATE - 1, MATE + 1, 0), fen
+        assert _quiescence(searcher, board) == _qsearch_ref(board, -MATE - 1, MATE + 1, 0), fen
 
 
 def _assert_exact(fen: str, depth: int) -> None:
@@ -418,62 +432,41 @@ def test_null_move_does_not_repeat_across_the_pass() -> None:
     assert pos.is_repetition() and pos.board.halfmove_clock == 4
 
 
-_SWITCHES = [
-    "NULL_MOVE",
-    "REVERSE_FUTILITY",
-    "FUTILITY",
-    "LATE_MOVE_PRUNING",
-    "LATE_MOVE_REDUCTIONS",
-    "INTERNAL_ITERATIVE_REDUCTION",
-    "SEE_ORDERING",
-    "SEE_QSEARCH",
-    "LAZY_EVAL",
-    "QSEARCH_CHECKS",
-    "SINGULAR_EXTENSIONS",
-]
-
-
-@pytest.mark.parametrize("switch", _SWITCHES)
-def test_every_switch_flipped_still_finds_mate_and_tactic(
-    switch: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each technique can be flipped for a match, and the search stays sound."""
-    import engine.search as search_module
-
-    monkeypatch.setattr(search_module, switch, not getattr(search_module, switch))
-    score, moves, _ = _search("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 7)
-    assert mate_in_moves(score) == 3 and moves[0] == chess.Move.from_uci("f6a6")
-    # Depth 10: without SEE ordering the tuned evaluation needs it (the default
-    # build finds the mate at depth 8).
-    _, moves, _ = _search("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1", 10)
-    assert moves[0] == chess.Move.from_uci("g3g6")  # WAC.001
+# The position after 1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Nxe5: Black to move, with
+# captures on both sides. A depth-1 search of the position before it, restricted to
+# Nxe5, searches it with quiescence alone, with the full window.
+_BEFORE_NXE5 = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
+_NXE5 = [chess.Move.from_uci("f3e5")]
 
 
 def test_quiescence_stores_its_result_and_reuses_it() -> None:
     """A quiescence result goes to the TT (depth 0) and a second visit is one node."""
     from engine.position import Position
 
-    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
-    board.push_uci("f3e5")  # Black to move, with captures on both sides
+    board = chess.Board(_BEFORE_NXE5)
     searcher = Searcher(TranspositionTable(4))
-    first = searcher.quiescence(board)
-    key = Position(board).key
-    entry = searcher.tt.probe(key)
+    params = SearchParams(max_depth=1, root_moves=_NXE5)
+    first = searcher.search(board, params, SearchControl())
+    board.push(_NXE5[0])
+    entry = searcher.tt.probe(Position(board).key)
     assert entry is not None and entry[1] == 0 and entry[2] == BOUND_EXACT
-    assert searcher.nodes > 1
-    searcher.nodes = 0
-    assert searcher.quiescence(board) == first
-    assert searcher.nodes == 1
+    assert first.nodes > 2
+    again = searcher.search(chess.Board(_BEFORE_NXE5), params, SearchControl())
+    assert again.score == first.score
+    assert again.nodes == 2  # the root and its one child
 
 
 def test_quiescence_never_overwrites_a_deeper_entry() -> None:
     from engine.position import Position
 
-    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4N3/2B1P3/8/PPPP1PPP/RNBQK2R b KQkq - 0 4")
+    board = chess.Board(_BEFORE_NXE5)
+    board.push(_NXE5[0])
     searcher = Searcher(TranspositionTable(4))
     key = Position(board).key
     searcher.tt.store(key, 5, BOUND_LOWER, -30000, 0)  # a bound no window here can use
-    searcher.quiescence(board)
+    params = SearchParams(max_depth=1, root_moves=_NXE5)
+    result = searcher.search(chess.Board(_BEFORE_NXE5), params, SearchControl())
+    assert result.nodes > 2  # the child was searched, not cut by the entry
     assert searcher.tt.probe(key) == (0, 5, BOUND_LOWER, -30000)
 
 
@@ -490,23 +483,21 @@ def test_singular_test_search_excludes_the_tt_move_and_leaves_the_tt(
     fen: str, move: str, singular: bool
 ) -> None:
     """The singular-extension test searches every move but the TT move, below a window
-    under the TT score: a lone recapture falls below it, the opening's moves do not,
-    and the node's TT entry is neither used nor overwritten."""
-    import engine.search as search_module
-
+    under the TT score: a lone recapture falls below it (the TT move is extended), the
+    opening's moves do not, and the node's TT entry is neither used nor overwritten."""
     board = chess.Board(fen)
     board.push_uci(move)  # a node inside a game has a previous move (counter moves)
     searcher = Searcher(TranspositionTable(4))
     searcher.search(board, SearchParams(max_depth=6), SearchControl())
-    # After a search the searcher's position is the root again, so its node function
-    # can be asked about the root (as the singular test asks about any node).
+    # After a search the searcher's position is the root again, so the singular test
+    # can be asked about the root (as the node function asks it about any node).
     key = searcher._pos.key
     entry = searcher.tt.probe(key)
     assert entry is not None
-    tt_code, depth, _, tt_score = entry
-    singular_beta = tt_score - search_module.SINGULAR_MARGIN_CP * depth
     nodes = searcher.nodes
-    score = searcher._negamax(singular_beta - 1, singular_beta, (depth - 1) // 2, 1, False, tt_code)
+    # Beta out of reach: no multi-cut, and the TT move is not reduced.
+    extension, cut = searcher._singular_extension(entry, entry[1], 1, MATE)
     assert searcher.nodes > nodes
-    assert (score < singular_beta) == singular
+    assert cut == -INFINITE  # no score ends the node
+    assert extension == (1 if singular else 0)
     assert searcher.tt.probe(key) == entry

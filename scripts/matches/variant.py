@@ -1,6 +1,6 @@
 """Make a copy of the engine with some module constants changed, for a match.
 
-    python -m scripts.matches.variant DIR search.NULL_MOVE=False search.LMR_BASE=1.0
+    python -m scripts.matches.variant DIR search.NULL_MOVE_MIN_DEPTH=99 search.LMR_BASE=1.0
 
 copies ``engine/`` to ``DIR/engine`` and rewrites each named top-level constant
 (``MODULE.NAME=VALUE``, MODULE a module's name or its dotted path in the package;
