@@ -559,7 +559,7 @@ class Analyser:
             analysis = Analysis(
                 board.copy(stack=False),
                 controller.stop,
-                lambda: not controller.is_busy(),
+                lambda: controller.wait_idle(0),
                 self._lock.release,
                 tables,
             )

@@ -373,6 +373,19 @@ class Searcher:
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
         return SearchResult(best.move, ponder, score, completed_depth, self.nodes, self.seldepth)
 
+    def quiescence(self, board: chess.Board) -> int:
+        """The quiescence score of ``board`` with a full window (side to move's view).
+
+        The static evaluation once captures are resolved: what the main search uses
+        at its horizon, and what the training data's quiet filter compares with the
+        static evaluation (scripts/training/datagen.py). It reads and fills the TT as
+        quiescence in the tree does.
+        """
+        self._pos = Position(board.copy())
+        self._control = SearchControl()
+        self._node_limit = None
+        return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
+
     def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The reply to ``move`` the TT expects, from the last searched root (or None)."""
         return self._ponder_from_tt(move)
