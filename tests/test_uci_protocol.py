@@ -215,6 +215,21 @@ def test_clock_budget_grows_from_the_opening_to_the_middlegame(engine: Engine) -
     assert soft[1] > 1.5 * soft[0], soft
 
 
+def test_a_one_second_clock_stakes_little_of_it(engine: Engine) -> None:
+    """Sudden death with 1 s left: a move may take only a small share of the clock (the
+    plan once assumed 8 moves left and allowed 187 ms, and flagged in 8 of 8 games)."""
+    engine.send("debug on")
+    hard = []
+    for clock in (1000, 2000):
+        engine.send(f"position fen {OPENING_FEN} 0 1")
+        lines, best, _ = engine.search(f"go wtime {clock} btime {clock}")
+        budget = [line.split() for line in lines if "time budget soft" in line]
+        assert budget and best.startswith("bestmove "), lines
+        hard.append(float(budget[0][budget[0].index("hard") + 1]))
+    engine.send("debug off")
+    assert hard[0] <= 20 and hard[1] <= 0.02 * 2000, hard
+
+
 def test_setoption_forms(engine: Engine) -> None:
     """spaces in names, case-insensitive, buttons, unknown, bad values."""
     engine.send("debug on")
