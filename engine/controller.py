@@ -644,7 +644,10 @@ class Controller:
         from engine.bench import run_bench
 
         def run() -> None:
-            run_bench(depth=depth, out=self._out.text)
+            # stop and quit set _stop_other: a bench of a minute must yield to them.
+            result = run_bench(depth=depth, out=self._out.text, stop=self._stop_other)
+            if result.stopped:
+                self.info_string(f"bench stopped after {result.searched} positions")
 
         self._start(run, None)
 
