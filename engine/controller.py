@@ -113,6 +113,8 @@ class _Job:
     weakness: Optional[Weakness] = None
     tablebase_score: Optional[int] = None
     """The tables' verdict on a drawn root: the score reported whatever the search says."""
+    pondered: bool = False
+    """Began as a ponder or infinite search: the GUI's clock did not run from ``go``."""
 
 
 class Controller:
@@ -139,6 +141,10 @@ class Controller:
         self._lock = threading.Lock()
         self._job: Optional[_Job] = None
         self._stop_other = threading.Event()
+        self._last_clock: Optional[tuple[bool, int, int, int, float]] = None
+        """The last timed answer: side, ply, its clock, increment, our ms (for the lag)."""
+        self._lag_ms = 0.0
+        """The lag the GUI's clocks showed beyond our answers (timeman.next_lag_estimate)."""
         """Stop flag of a non-search job (perft)."""
         self._idle = threading.Event()
         self._idle.set()
@@ -182,9 +188,33 @@ class Controller:
         self.board = board.copy(stack=REPETITION_WINDOW_PLIES)
 
     def new_game(self) -> None:
-        """Forget everything learnt in the previous game (TT, histories)."""
+        """Forget everything learnt in the previous game (TT, histories, the lag)."""
         self.tt.clear()
         self.searcher.new_game()
+        self._last_clock = None
+        self._lag_ms = 0.0
+
+    def _move_overhead(self, limits: SearchLimits, root: chess.Board) -> int:
+        """Move Overhead, or the lag the GUI's clocks showed if more (see timeman)."""
+        clock = limits.own_time_ms(root.turn)
+        last = self._last_clock
+        if last is not None and clock is not None and limits.movestogo is None:
+            turn, ply, previous, inc, answered_ms = last
+            if turn == root.turn and ply + 2 == root.ply():
+                lag = timeman.observed_lag_ms(previous, inc, clock, answered_ms)
+                self._lag_ms = timeman.next_lag_estimate(self._lag_ms, lag)
+        return max(self.options.get_int(MOVE_OVERHEAD), int(self._lag_ms))
+
+    def _record_answer(self, job: _Job) -> None:
+        """The clock and our measure of this answer, for the next move's lag."""
+        limits = job.limits
+        clock = limits.own_time_ms(job.root.turn)
+        if clock is None or job.pondered or limits.movestogo is not None:
+            self._last_clock = None
+            return
+        answered_ms = (time.monotonic() - job.control.start_time) * 1000.0
+        inc = limits.own_inc_ms(job.root.turn)
+        self._last_clock = (job.root.turn, job.root.ply(), clock, inc, answered_ms)
 
     def set_option(self, name: str, raw: Optional[str]) -> None:
         """Validate, store and apply one option (raises OptionError)."""
@@ -274,12 +304,9 @@ class Controller:
             multipv=self.options.get_int(MULTIPV),
             root_moves=self._root_moves(root, limits.searchmoves),
         )
+        overhead = self._move_overhead(limits, root)
         budget = timeman.plan(
-            limits,
-            root.turn,
-            self.options.get_int(MOVE_OVERHEAD),
-            self.options.get_bool(PONDER),
-            root.fullmove_number,
+            limits, root.turn, overhead, self.options.get_bool(PONDER), root.fullmove_number
         )
         if budget.panic:
             params.max_depth = 1
@@ -296,6 +323,7 @@ class Controller:
             withhold=limits.ponder or limits.is_unbounded(),
             deadlines=deadlines,
             release=threading.Event(),
+            pondered=limits.ponder or limits.is_unbounded(),
         )
         if not job.withhold and not limits.searchmoves:
             self._decide_without_search(job)
@@ -310,7 +338,7 @@ class Controller:
         if self._debug():
             self.info_string(
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
-                f" panic {budget.panic} max depth {params.max_depth}"
+                f" panic {budget.panic} max depth {params.max_depth} overhead {overhead} ms"
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
             self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
@@ -437,6 +465,7 @@ class Controller:
             job.release.wait()
         self._finishing.set()
         self._finish(job, result)
+        self._record_answer(job)
 
     def _deeper_helper_result(
         self, job: _Job, result: Optional[SearchResult]

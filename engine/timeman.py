@@ -24,6 +24,10 @@ Times in budgets are milliseconds relative to the moment ``go`` was read (or
   inside the reserve, each move gets a small share of what is left
   (``LOW_CLOCK_SHARE``), so the clock decays slowly instead of running out;
   tiny, zero or negative clocks switch to panic mode (depth 1, answer at once).
+* the lag the GUI's clocks show (the clock fell by more than our own measure of
+  the previous move) raises Move Overhead for the plan, when it is more
+  (``observed_lag_ms``, ``next_lag_estimate``; the controller keeps the estimate):
+  a niced engine beside busy cores lost 150-500 ms a move outside its search.
 * sudden death assumes 40 moves to go, 20 with an increment (which refills the
   clock, so it can be spent faster); ``movestogo`` replaces that horizon.
 * sudden death also shifts time from the opening to the middlegame: the
@@ -106,6 +110,34 @@ SCORE_DROP_CP_FOR_MAX = 100
 SCORE_DROP_MAX_EXTRA = 0.5
 SOFT_LIMIT_NEXT_ITERATION = 0.6
 """No new iteration once this share of the soft limit is spent: it would not finish."""
+
+
+LAG_DECAY = 0.75
+"""The observed lag: each move's measurement, or the last estimate times this if more."""
+MAX_LAG_MS = 2000.0
+"""The most lag one measurement may claim (a GUI's odd clock must not freeze us)."""
+
+
+def observed_lag_ms(
+    previous_clock_ms: int, inc_ms: int, clock_ms: int, answered_ms: float
+) -> float:
+    """What the GUI charged for our previous move beyond our own measure of it.
+
+    Our clock went from ``previous_clock_ms`` (plus the increment) to ``clock_ms``
+    while we measured ``answered_ms`` from reading ``go`` to writing ``bestmove``: the
+    rest is the pipes, the GUI and the OS not running us (what Move Overhead covers).
+    """
+    return float(previous_clock_ms + inc_ms - clock_ms) - answered_ms
+
+
+def next_lag_estimate(estimate_ms: float, lag_ms: float) -> float:
+    """The lag to plan with: the newest measurement, or the decayed estimate if more.
+
+    A loaded machine (a niced engine beside busy cores) lags for many moves, so one
+    quick move must not make it forgotten. A negative lag (a clock that rose) counts
+    as none; one measurement claims at most ``MAX_LAG_MS``.
+    """
+    return max(min(max(0.0, lag_ms), MAX_LAG_MS), estimate_ms * LAG_DECAY)
 
 
 @dataclass(frozen=True)

@@ -255,3 +255,24 @@ def test_sudden_death_still_spends_a_long_clock() -> None:
     b = budget("wtime 60000 btime 60000")
     assert b.soft_ms is not None
     assert b.soft_ms >= 0.98 * (60000 - 42 * OVERHEAD) / 40 * OPENING_SHARE
+
+
+def test_the_lag_the_clocks_show_is_kept_for_a_while() -> None:
+    """The GUI took 900 ms off our clock for an answer we measured at 300 ms: 600 ms of
+    lag, planned with until the measurements stay lower for a few moves."""
+    from engine.timeman import LAG_DECAY, MAX_LAG_MS, next_lag_estimate, observed_lag_ms
+
+    assert observed_lag_ms(15000, 0, 14100, 300.0) == 600.0
+    assert observed_lag_ms(15000, 100, 14200, 300.0) == 600.0  # the increment came back
+    estimate = next_lag_estimate(0.0, 600.0)
+    assert estimate == 600.0
+    assert next_lag_estimate(estimate, 20.0) == 600.0 * LAG_DECAY
+    assert next_lag_estimate(estimate, 800.0) == 800.0
+    # a clock that rose (a refill) is no lag; one that fell absurdly claims the most
+    assert next_lag_estimate(0.0, -5000.0) == 0.0
+    assert next_lag_estimate(0.0, 100 * MAX_LAG_MS) == MAX_LAG_MS
+    # planned with, the lag takes its place in the reserve: less to spend per move
+    slow = plan(parse_go(["wtime", "15000", "btime", "15000"])[0], True, 600, False, 30)
+    fast = budget("wtime 15000 btime 15000", move=30)
+    assert slow.hard_ms is not None and fast.hard_ms is not None
+    assert slow.hard_ms < fast.hard_ms / 4

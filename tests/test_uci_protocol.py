@@ -226,6 +226,30 @@ def test_a_one_second_clock_stakes_little_of_it(engine: Engine) -> None:
     assert hard[0] <= 20 and hard[1] <= 0.02 * 2000, hard
 
 
+def test_the_lag_of_a_loaded_machine_is_planned_with(engine: Engine) -> None:
+    """A GUI whose clock loses 600 ms a move more than the engine measures (a niced
+    engine beside busy cores): the next move plans with that lag as its overhead."""
+    engine.send("debug on")
+    engine.send("ucinewgame")
+    engine.send(f"position fen {OPENING_FEN} 0 10")
+    lines, best, elapsed = engine.search("go wtime 15000 btime 15000")
+    first = next(line.split() for line in lines if "time budget soft" in line)
+    assert first[first.index("overhead") + 1] == "50", first
+    board = chess.Board(f"{OPENING_FEN} 0 10")
+    moves = [bestmove_of(best)]
+    board.push_uci(moves[0])
+    reply = next(iter(board.legal_moves)).uci()
+    moves.append(reply)
+    clock = int(15000 - 1000 * elapsed - 600)
+    engine.send(f"position fen {OPENING_FEN} 0 10 moves {' '.join(moves)}")
+    lines, _, _ = engine.search(f"go wtime {clock} btime 15000")
+    engine.send("debug off")
+    second = next(line.split() for line in lines if "time budget soft" in line)
+    assert 600 <= int(second[second.index("overhead") + 1]) <= 2000, second
+    hard = [float(b[b.index("hard") + 1]) for b in (first, second)]
+    assert hard[1] < hard[0] / 2, hard
+
+
 def test_setoption_forms(engine: Engine) -> None:
     """spaces in names, case-insensitive, buttons, unknown, bad values."""
     engine.send("debug on")
