@@ -213,6 +213,11 @@ class Controller:
             self._last_clock = None
             return
         answered_ms = (time.monotonic() - job.control.start_time) * 1000.0
+        # Past the hard limit the OS was not running us (or the search overran): lag
+        # too, which the next moves must reserve for as much as the pipes' delay.
+        hard_ms = job.deadlines.budget.hard_ms
+        if hard_ms is not None:
+            answered_ms = min(answered_ms, hard_ms)
         inc = limits.own_inc_ms(job.root.turn)
         self._last_clock = (job.root.turn, job.root.ply(), clock, inc, answered_ms)
 

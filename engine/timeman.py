@@ -121,11 +121,12 @@ MAX_LAG_MS = 2000.0
 def observed_lag_ms(
     previous_clock_ms: int, inc_ms: int, clock_ms: int, answered_ms: float
 ) -> float:
-    """What the GUI charged for our previous move beyond our own measure of it.
+    """What the GUI charged for our previous move beyond what we meant to spend.
 
-    Our clock went from ``previous_clock_ms`` (plus the increment) to ``clock_ms``
-    while we measured ``answered_ms`` from reading ``go`` to writing ``bestmove``: the
-    rest is the pipes, the GUI and the OS not running us (what Move Overhead covers).
+    Our clock went from ``previous_clock_ms`` (plus the increment) to ``clock_ms``;
+    ``answered_ms`` is our own measure of the answer (reading ``go`` to writing
+    ``bestmove``), at most its hard limit: the rest is the pipes, the GUI and the OS
+    not running us (what Move Overhead covers).
     """
     return float(previous_clock_ms + inc_ms - clock_ms) - answered_ms
 
