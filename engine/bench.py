@@ -4,12 +4,15 @@ Its node count is the engine's behavioural signature (commit messages end with
 ``Bench: N``): any change to search or evaluation that changes the tree changes
 N, and a pure speed change must keep it. Nodes/second is the speed figure.
 Every position starts from a cleared TT and fresh histories, so the count does
-not depend on the order of positions or on earlier searches. This module must
-not print directly: lines go through the ``out`` callback.
+not depend on the order of positions or on earlier searches. A ``stop`` event
+(the UCI ``bench`` command's: ``stop`` and ``quit`` end it) aborts the search in
+progress and skips the rest, with no totals: a partial count is no signature.
+This module must not print directly: lines go through the ``out`` callback.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -73,6 +76,10 @@ class BenchResult:
     """Nodes to complete each depth (index 0 is depth 1), summed over the positions."""
     depth_seconds: list[float] = field(default_factory=list)
     """Seconds to complete each depth, summed over the positions."""
+    searched: int = 0
+    """Positions searched to the end; fewer than asked when stopped."""
+    stopped: bool = False
+    """``stop`` was set: the bench ended early and printed no totals."""
 
 
 class _DepthRecorder:
@@ -95,8 +102,11 @@ def run_bench(
     selective: bool = True,
     fens: Optional[list[str]] = None,
     threads: int = 1,
+    stop: Optional[threading.Event] = None,
 ) -> BenchResult:
     """Search every bench position to ``depth``; report through ``out``.
+
+    ``stop``, once set, aborts the bench (see the module doc).
 
     ``selective=False`` turns off every pruning and reduction (plain PVS), to show
     what selectivity saves; ``fens`` replaces the bench positions. ``threads`` > 1
@@ -108,7 +118,7 @@ def run_bench(
     pool = make_pool(threads, hash_mb, out or (lambda _: None))
     tt = TranspositionTable(hash_mb, words=pool.table_words if pool is not None else None)
     try:
-        return _run(depth, tt, pool, out, selective, fens or BENCH_FENS, threads)
+        return _run(depth, tt, pool, out, selective, fens or BENCH_FENS, threads, stop)
     finally:
         if pool is not None:
             tt.use(array("Q", bytes(16)))  # let go of the shared table first
@@ -136,14 +146,19 @@ def _run(
     selective: bool,
     positions: list[str],
     threads: int,
+    stop: Optional[threading.Event] = None,
 ) -> BenchResult:
+    stop = stop or threading.Event()
     searcher = Searcher(tt)
     searcher.selective = selective
     total_nodes = 0
     total_seconds = 0.0
     depth_nodes = [0] * depth
     depth_seconds = [0.0] * depth
+    searched = 0
     for number, fen in enumerate(positions, start=1):
+        if stop.is_set():
+            break
         tt.clear()
         searcher.new_game()
         board = chess.Board(fen)
@@ -153,7 +168,7 @@ def _run(
             pool.start(board, depth, (tt.age + 1) & 0xFF)
             on_iteration = _telling(pool, recorder.on_iteration)
         result = searcher.search(
-            board, SearchParams(max_depth=depth), SearchControl(), on_iteration
+            board, SearchParams(max_depth=depth), SearchControl(stop=stop), on_iteration
         )
         seconds = time.perf_counter() - recorder.start
         reached, reached_at = recorder.nodes, recorder.seconds
@@ -162,6 +177,9 @@ def _run(
             pool.stop()
             pool.wait_idle()
             total_nodes += pool.nodes()
+        if stop.is_set():
+            break  # the search was cut short: its count is not the bench's
+        searched += 1
         total_seconds += seconds
         # A search that ends early (a mate proven) has reached every deeper depth too.
         for d in range(depth):
@@ -173,6 +191,8 @@ def _run(
             move = result.best_move.uci() if result.best_move else "(none)"
             out(f"Position {number:2d}/{len(positions)}: {move:6s} {result.nodes:8d} nodes")
     nps = int(total_nodes / total_seconds) if total_seconds > 0 else 0
+    if stop.is_set():
+        return BenchResult(total_nodes, total_seconds, nps, searched=searched, stopped=True)
     if out is not None:
         out("===========================")
         out("Depth      Nodes   Time (ms)   EBF")
@@ -186,4 +206,6 @@ def _run(
         out(f"Total time (ms) : {int(total_seconds * 1000)}")
         out(f"Nodes searched  : {total_nodes}")
         out(f"Nodes/second    : {nps}")
-    return BenchResult(total_nodes, total_seconds, nps, depth_nodes, depth_seconds)
+    return BenchResult(
+        total_nodes, total_seconds, nps, depth_nodes, depth_seconds, searched=searched
+    )

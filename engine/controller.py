@@ -123,6 +123,8 @@ class _Job:
     """The whole search's nodes (helpers' included), counted when it ended."""
     total_ms: int = 0
     """The whole search's time, measured when it ended (not when bestmove was released)."""
+    pondered: bool = False
+    """Began as a ponder or infinite search: the GUI's clock did not run from ``go``."""
 
 
 class Controller:
@@ -149,6 +151,10 @@ class Controller:
         self._lock = threading.Lock()
         self._job: Optional[_Job] = None
         self._stop_other = threading.Event()
+        self._last_clock: Optional[tuple[bool, int, int, int, float]] = None
+        """The last timed answer: side, ply, its clock, increment, our ms (for the lag)."""
+        self._lag_ms = 0.0
+        """The lag the GUI's clocks showed beyond our answers (timeman.next_lag_estimate)."""
         """Stop flag of a non-search job (perft)."""
         self._idle = threading.Event()
         self._idle.set()
@@ -188,9 +194,38 @@ class Controller:
         self.board = board.copy(stack=REPETITION_WINDOW_PLIES)
 
     def new_game(self) -> None:
-        """Forget everything learnt in the previous game (TT, histories)."""
+        """Forget everything learnt in the previous game (TT, histories, the lag)."""
         self.tt.clear()
         self.searcher.new_game()
+        self._last_clock = None
+        self._lag_ms = 0.0
+
+    def _move_overhead(self, limits: SearchLimits, root: chess.Board) -> int:
+        """Move Overhead, or the lag the GUI's clocks showed if more (see timeman)."""
+        clock = limits.own_time_ms(root.turn)
+        last = self._last_clock
+        if last is not None and clock is not None and limits.movestogo is None:
+            turn, ply, previous, inc, answered_ms = last
+            if turn == root.turn and ply + 2 == root.ply():
+                lag = timeman.observed_lag_ms(previous, inc, clock, answered_ms)
+                self._lag_ms = timeman.next_lag_estimate(self._lag_ms, lag)
+        return max(self.options.get_int(MOVE_OVERHEAD), int(self._lag_ms))
+
+    def _record_answer(self, job: _Job) -> None:
+        """The clock and our measure of this answer, for the next move's lag."""
+        limits = job.limits
+        clock = limits.own_time_ms(job.root.turn)
+        if clock is None or job.pondered or limits.movestogo is not None:
+            self._last_clock = None
+            return
+        answered_ms = (time.monotonic() - job.control.start_time) * 1000.0
+        # Past the hard limit the OS was not running us (or the search overran): lag
+        # too, which the next moves must reserve for as much as the pipes' delay.
+        hard_ms = job.deadlines.budget.hard_ms
+        if hard_ms is not None:
+            answered_ms = min(answered_ms, hard_ms)
+        inc = limits.own_inc_ms(job.root.turn)
+        self._last_clock = (job.root.turn, job.root.ply(), clock, inc, answered_ms)
 
     def set_option(self, name: str, raw: Optional[str]) -> None:
         """Validate, store and apply one option (raises OptionError)."""
@@ -299,12 +334,9 @@ class Controller:
             multipv=self.options.get_int(MULTIPV),
             root_moves=self._root_moves(root, limits.searchmoves),
         )
+        overhead = self._move_overhead(limits, root)
         budget = timeman.plan(
-            limits,
-            root.turn,
-            self.options.get_int(MOVE_OVERHEAD),
-            self.options.get_bool(PONDER),
-            root.fullmove_number,
+            limits, root.turn, overhead, self.options.get_bool(PONDER), root.fullmove_number
         )
         if budget.panic:
             params.max_depth = 1
@@ -321,6 +353,7 @@ class Controller:
             withhold=limits.ponder or limits.is_unbounded(),
             deadlines=deadlines,
             release=threading.Event(),
+            pondered=limits.ponder or limits.is_unbounded(),
         )
         if not job.withhold and not limits.searchmoves:
             self._decide_without_search(job)
@@ -335,7 +368,7 @@ class Controller:
         if self._debug():
             self.info_string(
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
-                f" panic {budget.panic} max depth {params.max_depth}"
+                f" panic {budget.panic} max depth {params.max_depth} overhead {overhead} ms"
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
             self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
@@ -506,6 +539,7 @@ class Controller:
             job.release.wait()
         self._finishing.set()
         self._finish(job, result)
+        self._record_answer(job)
 
     def _deeper_helper_result(
         self, job: _Job, result: Optional[SearchResult]
@@ -740,7 +774,10 @@ class Controller:
         from engine.bench import run_bench
 
         def run() -> None:
-            run_bench(depth=depth, out=self._out.text)
+            # stop and quit set _stop_other: a bench of a minute must yield to them.
+            result = run_bench(depth=depth, out=self._out.text, stop=self._stop_other)
+            if result.stopped:
+                self.info_string(f"bench stopped after {result.searched} positions")
 
         self._start(run, None)
 

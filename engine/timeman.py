@@ -11,9 +11,23 @@ Times in budgets are milliseconds relative to the moment ``go`` was read (or
   stops after the first iteration. The soft limit is rescaled after every
   iteration by best-move stability and score drops (``StabilityTracker``).
 * hard limit: the search checks it inside the tree and aborts when it passes.
-* Move Overhead (time lost to the GUI and the pipes) is subtracted once per
-  move and once per move of the horizon; tiny, zero or negative clocks switch
-  to panic mode (depth 1, answer at once).
+* Move Overhead (time lost outside the engine: the GUI, the pipes, the OS not
+  running us) is subtracted once from this move's clock. Every move also costs
+  the engine a little outside the search (``ENGINE_MOVE_COST_MS``: reading
+  ``go``, starting the search, the nodes before the clock is read again,
+  writing ``bestmove``).
+* the reserve: the overhead and the engine's cost of every move of the horizon
+  (and two more) are never planned with. It is a fixed amount of time, so its
+  share of the clock grows as the clock shrinks; the horizon itself never
+  shrinks (a short clock does not make the game shorter: a plan that assumed 8
+  moves left at one second lost on time in 8 of 8 games). Once the clock is
+  inside the reserve, each move gets a small share of what is left
+  (``LOW_CLOCK_SHARE``), so the clock decays slowly instead of running out;
+  tiny, zero or negative clocks switch to panic mode (depth 1, answer at once).
+* the lag the GUI's clocks show (the clock fell by more than our own measure of
+  the previous move) raises Move Overhead for the plan, when it is more
+  (``observed_lag_ms``, ``next_lag_estimate``; the controller keeps the estimate):
+  a niced engine beside busy cores lost 150-500 ms a move outside its search.
 * sudden death assumes 40 moves to go, 20 with an increment (which refills the
   clock, so it can be spent faster); ``movestogo`` replaces that horizon.
 * sudden death also shifts time from the opening to the middlegame: the
@@ -58,8 +72,13 @@ HARD_RATIO_BASE = 1.5
 HARD_RATIO_PER_MOVE = 0.11
 """With movestogo: the hard limit is at most ``1.5 + 0.11 x moves left`` times the
 optimum (Stockfish's rule: 1.6x with one move to go, up to the sudden-death 5x)."""
-OVERHEAD_RESERVE_SHARE = 0.5
-"""At most this share of the clock is set aside for the overheads of future moves."""
+ENGINE_MOVE_COST_MS = 10
+"""What a move costs the engine outside the search, beyond Move Overhead (ms)."""
+RESERVE_EXTRA_MOVES = 2
+"""The reserve covers the horizon's moves and this many more."""
+LOW_CLOCK_SHARE = 0.0025
+"""The optimum is at least this share of the clock (the hard limit then at most 5x
+it): inside the reserve the clock decays by about 1 % a move, not to zero."""
 HARD_TO_OPTIMUM_RATIO = 5.0
 """The hard limit may be up to this multiple of the optimum (when the caps allow)."""
 OPENING_SHARE = 0.6
@@ -73,7 +92,8 @@ PONDER_BONUS = 1.25
 
 PANIC_MIN_AVAIL_MS = 20
 """Below this much usable clock (or 2 x overhead) we panic."""
-PANIC_HARD_FRACTION = 0.5
+PANIC_HARD_FRACTION = 0.1
+"""In panic the hard limit is this share of the usable clock (at least the minimum)."""
 PANIC_MIN_HARD_MS = 10.0
 """Even in panic, give depth 1 this long before the hard abort."""
 
@@ -90,6 +110,35 @@ SCORE_DROP_CP_FOR_MAX = 100
 SCORE_DROP_MAX_EXTRA = 0.5
 SOFT_LIMIT_NEXT_ITERATION = 0.6
 """No new iteration once this share of the soft limit is spent: it would not finish."""
+
+
+LAG_DECAY = 0.75
+"""The observed lag: each move's measurement, or the last estimate times this if more."""
+MAX_LAG_MS = 2000.0
+"""The most lag one measurement may claim (a GUI's odd clock must not freeze us)."""
+
+
+def observed_lag_ms(
+    previous_clock_ms: int, inc_ms: int, clock_ms: int, answered_ms: float
+) -> float:
+    """What the GUI charged for our previous move beyond what we meant to spend.
+
+    Our clock went from ``previous_clock_ms`` (plus the increment) to ``clock_ms``;
+    ``answered_ms`` is our own measure of the answer (reading ``go`` to writing
+    ``bestmove``), at most its hard limit: the rest is the pipes, the GUI and the OS
+    not running us (what Move Overhead covers).
+    """
+    return float(previous_clock_ms + inc_ms - clock_ms) - answered_ms
+
+
+def next_lag_estimate(estimate_ms: float, lag_ms: float) -> float:
+    """The lag to plan with: the newest measurement, or the decayed estimate if more.
+
+    A loaded machine (a niced engine beside busy cores) lags for many moves, so one
+    quick move must not make it forgotten. A negative lag (a clock that rose) counts
+    as none; one measurement claims at most ``MAX_LAG_MS``.
+    """
+    return max(min(max(0.0, lag_ms), MAX_LAG_MS), estimate_ms * LAG_DECAY)
 
 
 @dataclass(frozen=True)
@@ -113,6 +162,16 @@ def move_share(move_number: int) -> float:
     return OPENING_SHARE + (MIDDLEGAME_SHARE - OPENING_SHARE) * progress
 
 
+def reserve_ms(horizon: int, overhead_ms: int) -> float:
+    """The part of the clock (and of the horizon's increments) no plan spends.
+
+    The fixed costs (Move Overhead and ``ENGINE_MOVE_COST_MS``) of the horizon's
+    moves and ``RESERVE_EXTRA_MOVES`` more: a fixed amount, so its share of the
+    clock grows as the clock shrinks.
+    """
+    return float((horizon + RESERVE_EXTRA_MOVES) * (max(0, overhead_ms) + ENGINE_MOVE_COST_MS))
+
+
 def _clock_budget(
     time_ms: int,
     inc_ms: int,
@@ -132,10 +191,10 @@ def _clock_budget(
     horizon = INCREMENT_HORIZON_MOVES if inc_ms > 0 else DEFAULT_HORIZON_MOVES
     if movestogo is not None and movestogo > 0:
         horizon = min(MAX_HORIZON_MOVES, movestogo)
-    # Short clocks: the overhead reserve of the whole horizon must not eat more
-    # than half the clock, so the horizon shrinks (Stockfish shrinks it below 1 s).
-    horizon = max(1, min(horizon, int(time_ms * OVERHEAD_RESERVE_SHARE / max(1, overhead_ms)) - 2))
-    pool = max(0.0, float(time_ms + (horizon - 1) * inc_ms - (horizon + 2) * overhead_ms))
+    pool = max(0.0, time_ms + (horizon - 1) * inc_ms - reserve_ms(horizon, overhead_ms))
+    # Inside the reserve the pool is (nearly) gone: a small share of the clock keeps
+    # the engine moving while the clock decays instead of running out.
+    low_clock = LOW_CLOCK_SHARE * avail
     ratio = HARD_TO_OPTIMUM_RATIO
     if repeating:
         optimum = min(MOVESTOGO_SOFT_SHARE * pool / horizon, MOVESTOGO_SOFT_CAP * avail)
@@ -146,9 +205,11 @@ def _clock_budget(
     else:
         optimum = min(pool / horizon * move_share(move_number), SUDDEN_DEATH_SOFT_CAP * avail)
         hard_cap = SUDDEN_DEATH_HARD_CAP * avail
+    optimum = max(optimum, low_clock)
     if ponder:
         optimum *= PONDER_BONUS
-    hard = min(ratio * optimum, hard_cap)
+    # Depth 1 is worth its few milliseconds: the panic threshold keeps it affordable.
+    hard = max(min(ratio * optimum, hard_cap), min(PANIC_MIN_HARD_MS, hard_cap))
     optimum = min(optimum, hard)
     return TimeBudget(optimum, max(1.0, hard))
 

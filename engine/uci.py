@@ -133,7 +133,11 @@ def parse_command(text: str, received_at: float) -> Optional[Command]:
 
 QUIT_DRAIN_SECONDS = 2.0
 """After ``quit`` or end of input, queued commands get this long before any search
-is stopped and the process exits (piped scripts still see a short search)."""
+is stopped (piped scripts still see a short search)."""
+QUIT_FINISH_SECONDS = 8.0
+"""Then the rest of the queue, every search stopped at once, gets at most this long:
+on a loaded machine the first ``uci`` alone (the heavy imports) can take seconds, and
+a queued ``go`` must still get its ``bestmove``."""
 
 
 class UciSession:
@@ -169,7 +173,7 @@ class UciSession:
                 if raw is None:
                     # EOF: nobody will send stop, and a GUI that died must not leave
                     # a search running. What came before EOF gets a short grace.
-                    self._drain(timeout=QUIT_DRAIN_SECONDS)
+                    self._finish()
                     break
                 received_at = time.monotonic()
                 command = parse_command(raw.decode("utf-8", "replace"), received_at)
@@ -180,7 +184,7 @@ class UciSession:
                     # burst (piped scripts): stop a search, give the queue a moment.
                     if self._controller is not None:
                         self._controller.stop()
-                    self._drain(timeout=QUIT_DRAIN_SECONDS)
+                    self._finish()
                     break
                 self._dispatch(command)
         except KeyboardInterrupt:
@@ -253,14 +257,29 @@ class UciSession:
         if self._controller is not None:
             self._controller.ponderhit(received_at)
 
-    def _drain(self, timeout: Optional[float] = None) -> None:
-        """Let the command thread finish the queue; searches only stop can end are stopped."""
+    def _finish(self) -> None:
+        """``quit`` or EOF: let the command thread finish the queue.
+
+        Searches only stop can end are stopped at once; others get
+        ``QUIT_DRAIN_SECONDS``. Then every search, running or queued, is stopped as
+        it starts, so each queued ``go`` still answers, within ``QUIT_FINISH_SECONDS``.
+        """
         done = threading.Event()
         with self._cond:
             self._queue.append(Command("eof", [], "", time.monotonic()))
             self._eof_done = done
             self._cond.notify_all()
-        done.wait(timeout)
+        if done.wait(QUIT_DRAIN_SECONDS):
+            return
+        with self._cond:
+            for command in self._queue:
+                if command.name == "go":
+                    command.stop_requested = True
+            for go in self._pending_gos:
+                go.stop_requested = True
+        if self._controller is not None:
+            self._controller.stop()
+        done.wait(QUIT_FINISH_SECONDS)
 
     def _shutdown(self) -> None:
         if self._controller is not None:

@@ -42,3 +42,28 @@ def test_bench_positions_are_legal() -> None:
     # a king, and the bench would then measure a path no game can reach.
     for fen in BENCH_FENS:
         assert chess.Board(fen).is_valid(), fen
+
+
+def test_a_stopped_bench_prints_no_totals() -> None:
+    """stop (set from the UCI reader) ends the bench between or inside searches; a
+    partial node count is not the signature, so no totals are printed."""
+    import threading
+
+    from engine.bench import run_bench
+
+    stop = threading.Event()
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        lines.append(line)
+        if line.startswith("Position  2/"):
+            stop.set()
+
+    result = run_bench(depth=2, out=out, fens=BENCH_FENS[:5], stop=stop)
+    assert result.stopped and result.searched == 2
+    assert [line[:12] for line in lines] == ["Position  1/", "Position  2/"]
+    stopped_at_once = run_bench(depth=30, out=lines.append, stop=stop)
+    assert stopped_at_once.stopped and stopped_at_once.searched == 0
+    finished = run_bench(depth=1, out=lines.append, fens=BENCH_FENS[:2])
+    assert not finished.stopped and finished.searched == 2
+    assert lines[-1].startswith("Nodes/second")

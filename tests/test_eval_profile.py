@@ -20,5 +20,6 @@ def test_profile_reports_the_evaluation_share_and_cost() -> None:
     assert calls and in_search, out
     # The same bench twice: the timed run makes exactly the profiled run's calls.
     assert int(in_search.group(4)) == int(calls.group(1)) > 0
-    assert 0 < float(in_search.group(3)) < 100
+    # A share of wall-clock seconds over CPU seconds: above 100 % on a loaded machine.
+    assert float(in_search.group(3)) > 0
     assert re.search(r"one uncached evaluation in a warm loop: [0-9.]+ us", out)

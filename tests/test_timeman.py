@@ -7,18 +7,23 @@ import pytest
 from engine.limits import parse_go
 from engine.timeman import (
     DEFAULT_HORIZON_MOVES,
+    ENGINE_MOVE_COST_MS,
     INCREMENT_HORIZON_MOVES,
     MIDDLEGAME_SHARE,
     OPENING_SHARE,
+    PANIC_MIN_HARD_MS,
     SHARE_RAMP_MOVES,
     StabilityTracker,
     TimeBudget,
     move_share,
     plan,
+    reserve_ms,
     scaled_soft_ms,
 )
 
 OVERHEAD = 50
+PER_MOVE = OVERHEAD + ENGINE_MOVE_COST_MS
+"""What the reserve sets aside per move: Move Overhead and the engine's own cost."""
 
 
 def budget(line: str, white: bool = True, ponder: bool = False, move: int = 1) -> TimeBudget:
@@ -43,7 +48,7 @@ def test_sudden_death_shape() -> None:
     b = budget("wtime 60000 btime 60000")
     assert b.soft_ms is not None and b.hard_ms is not None
     # 1/40 of the clock less the overheads, at the opening's share.
-    assert b.soft_ms == pytest.approx((60000 - 42 * OVERHEAD) / 40 * OPENING_SHARE)
+    assert b.soft_ms == pytest.approx((60000 - 42 * PER_MOVE) / 40 * OPENING_SHARE)
     assert b.hard_ms <= 0.5 * (60000 - OVERHEAD)
     assert b.hard_ms == pytest.approx(5 * b.soft_ms)
     assert b.scalable and not b.panic
@@ -53,10 +58,10 @@ def test_an_increment_shortens_the_horizon() -> None:
     # 10+0.1: the pool (clock, the horizon's increments, less its overheads) over 20.
     b = budget("wtime 10000 btime 10000 winc 100 binc 100")
     horizon = INCREMENT_HORIZON_MOVES
-    pool = 10000 + (horizon - 1) * 100 - (horizon + 2) * OVERHEAD
+    pool = 10000 + (horizon - 1) * 100 - (horizon + 2) * PER_MOVE
     assert b.soft_ms == pytest.approx(pool / horizon * OPENING_SHARE)
     no_increment = budget("wtime 10000 btime 10000", move=40)
-    expected = (10000 - (DEFAULT_HORIZON_MOVES + 2) * 50) / 40 * MIDDLEGAME_SHARE
+    expected = (10000 - (DEFAULT_HORIZON_MOVES + 2) * PER_MOVE) / 40 * MIDDLEGAME_SHARE
     assert no_increment.soft_ms == pytest.approx(expected)
 
 
@@ -191,6 +196,83 @@ def test_repeating_controls_never_stake_half_the_clock() -> None:
                 continue
             if movestogo > 1:
                 assert b.hard_ms <= 0.5 * clock, (clock, movestogo, b)
-            assert b.hard_ms <= (1.5 + 0.11 * movestogo) * b.soft_ms + 1e-6, (clock, movestogo)
+            # (or the few milliseconds depth 1 is always given)
+            ratio_limit = max((1.5 + 0.11 * movestogo) * b.soft_ms, PANIC_MIN_HARD_MS)
+            assert b.hard_ms <= ratio_limit + 1e-6, (clock, movestogo)
     five = budget("wtime 5000 btime 5000 movestogo 5")
     assert five.hard_ms is not None and five.hard_ms < 2000  # was 4,185 ms
+
+
+def test_the_reserve_grows_as_the_clock_shrinks() -> None:
+    """Sudden death: the share of the clock one move may stake (its hard limit) falls
+    with the clock, down to the few milliseconds depth 1 is always given. The old plan
+    shrank the horizon below 2 s instead: 8 moves assumed at 1 s, 390 ms staked."""
+    clocks = [120000, 60000, 30000, 15000, 8000, 5000, 3000, 2500, 2000, 1500, 1000]
+    for move in (1, 30, 60):
+        shares = []
+        for clock in clocks:
+            b = budget(f"wtime {clock} btime {clock}", move=move)
+            assert b.hard_ms is not None and not b.panic
+            shares.append(b.hard_ms / clock)
+        assert shares == sorted(shares, reverse=True), (move, shares)
+    one_second = budget("wtime 1000 btime 1000", move=30)
+    assert one_second.hard_ms is not None and one_second.hard_ms <= max(PANIC_MIN_HARD_MS, 20)
+    assert reserve_ms(DEFAULT_HORIZON_MOVES, OVERHEAD) == 42 * PER_MOVE
+
+
+@pytest.mark.parametrize(
+    ("clock", "latency", "moves"),
+    [
+        (60000, 50, 110),
+        (60000, 20, 170),
+        (15000, 50, 90),
+        (15000, 20, 150),
+        (3000, 10, 150),
+        (1000, 5, 100),
+        (1000, 10, 70),
+    ],
+)
+def test_sudden_death_games_keep_a_clock(clock: int, latency: int, moves: int) -> None:
+    """1+0, 15+0 and shorter: every move spends twice its optimum (the stability
+    scale's most; the search stops there) or, in panic, its hard limit, plus a fixed
+    latency the plan does not know of; the clock lasts the game's moves. ``latency`` is
+    what a move costs beyond the search: a depth-1 answer measured 5-6 ms through the
+    pipes on an idle machine, Move Overhead assumes 50 ms. No sudden-death plan
+    survives every game length: with 50 ms a move, a 60 s clock is gone after 1,200
+    moves even without a search."""
+    remaining = float(clock)
+    for move in range(1, moves + 1):
+        b = budget(f"wtime {int(remaining)} btime {clock}", move=move)
+        assert b.soft_ms is not None and b.hard_ms is not None
+        spent = b.hard_ms if b.panic else min(b.hard_ms, 2 * b.soft_ms)
+        remaining -= spent + latency
+        assert remaining > 0, (move, b)
+
+
+def test_sudden_death_still_spends_a_long_clock() -> None:
+    """The reserve costs a long game little: at 1+0 the first move's optimum is within
+    2 % of an even split of the clock less 42 overheads, at the opening's share."""
+    b = budget("wtime 60000 btime 60000")
+    assert b.soft_ms is not None
+    assert b.soft_ms >= 0.98 * (60000 - 42 * OVERHEAD) / 40 * OPENING_SHARE
+
+
+def test_the_lag_the_clocks_show_is_kept_for_a_while() -> None:
+    """The GUI took 900 ms off our clock for an answer we measured at 300 ms: 600 ms of
+    lag, planned with until the measurements stay lower for a few moves."""
+    from engine.timeman import LAG_DECAY, MAX_LAG_MS, next_lag_estimate, observed_lag_ms
+
+    assert observed_lag_ms(15000, 0, 14100, 300.0) == 600.0
+    assert observed_lag_ms(15000, 100, 14200, 300.0) == 600.0  # the increment came back
+    estimate = next_lag_estimate(0.0, 600.0)
+    assert estimate == 600.0
+    assert next_lag_estimate(estimate, 20.0) == 600.0 * LAG_DECAY
+    assert next_lag_estimate(estimate, 800.0) == 800.0
+    # a clock that rose (a refill) is no lag; one that fell absurdly claims the most
+    assert next_lag_estimate(0.0, -5000.0) == 0.0
+    assert next_lag_estimate(0.0, 100 * MAX_LAG_MS) == MAX_LAG_MS
+    # planned with, the lag takes its place in the reserve: less to spend per move
+    slow = plan(parse_go(["wtime", "15000", "btime", "15000"])[0], True, 600, False, 30)
+    fast = budget("wtime 15000 btime 15000", move=30)
+    assert slow.hard_ms is not None and fast.hard_ms is not None
+    assert slow.hard_ms < fast.hard_ms / 4

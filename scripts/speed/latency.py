@@ -4,21 +4,29 @@ Starts the engine (default: Cutoff beside this interpreter), optionally keeps
 ``--load K`` busy-loop processes running beside it, and times ``--searches N``
 searches of ``go movetime T`` from writing the line to reading ``bestmove``.
 Prints the median, 90th percentile and worst answer time and how many went past
-the movetime. Use it to choose ``Move Overhead`` on a loaded machine. This
-script measures; it must not change the engine.
+the movetime. Use it to choose ``Move Overhead`` on a loaded machine.
+
+``--clock MS`` plays ``--games N`` self-play games instead, both sides on a
+sudden-death clock of MS milliseconds from which every answer's measured time
+(``go`` written to ``bestmove`` read) is subtracted, as a GUI does: it prints
+the time losses and the lowest clock left. This script measures; it must not
+change the engine.
 
 Usage: python -m scripts.speed.latency [--movetime MS] [--searches N] [--load K]
-       [--overhead MS] [--engine CMD]
+       [--overhead MS] [--engine CMD] [--clock MS --games N --plies N]
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Callable
+
+import chess
 
 from ..common import ToolParser, UsageError, engine_command
 
@@ -42,37 +50,101 @@ def _read_until(stream: IO[bytes], prefix: bytes) -> float:
     raise RuntimeError(f"engine exited before answering with {prefix.decode()}")
 
 
-def measure(command: list[str], movetime_ms: int, searches: int, overhead_ms: int) -> list[float]:
-    """Answer times in milliseconds, one per search."""
+def _start(
+    command: list[str], overhead_ms: int
+) -> tuple[subprocess.Popen[bytes], Callable[[str], float]]:
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
+    stdin = proc.stdin
 
     def send(line: str) -> float:
         stdin.write((line + "\n").encode())
         stdin.flush()
         return time.monotonic()
 
+    send("uci")
+    _read_until(proc.stdout, b"uciok")
+    if overhead_ms >= 0:
+        send(f"setoption name Move Overhead value {overhead_ms}")
+    return proc, send
+
+
+def _stop(proc: subprocess.Popen[bytes], send: Callable[[str], float]) -> None:
+    with contextlib.suppress(OSError):
+        send("quit")  # the engine may be gone already
+    assert proc.stdin is not None
+    proc.stdin.close()
     try:
-        send("uci")
-        _read_until(stdout, b"uciok")
-        if overhead_ms >= 0:
-            send(f"setoption name Move Overhead value {overhead_ms}")
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def measure(command: list[str], movetime_ms: int, searches: int, overhead_ms: int) -> list[float]:
+    """Answer times in milliseconds, one per search."""
+    proc, send = _start(command, overhead_ms)
+    assert proc.stdout is not None
+    try:
         times = []
         for number in range(searches):
             send(f"position {POSITIONS[number % len(POSITIONS)]}")
             send("isready")
-            _read_until(stdout, b"readyok")
+            _read_until(proc.stdout, b"readyok")
             sent = send(f"go movetime {movetime_ms}")
-            times.append((_read_until(stdout, b"bestmove") - sent) * 1000.0)
-        send("quit")
+            times.append((_read_until(proc.stdout, b"bestmove") - sent) * 1000.0)
         return times
     finally:
-        stdin.close()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc, send)
+
+
+def _bestmove(stream: IO[bytes]) -> tuple[float, str]:
+    for line in stream:
+        if line.startswith(b"bestmove"):
+            return time.monotonic(), line.split()[1].decode()
+    raise RuntimeError("engine exited before answering with bestmove")
+
+
+def play_clock_game(
+    command: list[str], clock_ms: int, max_plies: int, overhead_ms: int
+) -> tuple[bool, float, int]:
+    """One self-play game on a sudden-death clock, measured as a GUI measures it.
+
+    Returns (a side lost on time, the lowest clock left after a move in ms, plies).
+    """
+    proc, send = _start(command, overhead_ms)
+    assert proc.stdout is not None
+    board = chess.Board()
+    clocks = {chess.WHITE: float(clock_ms), chess.BLACK: float(clock_ms)}
+    lowest = float(clock_ms)
+    try:
+        send("ucinewgame")
+        while not board.is_game_over(claim_draw=True) and len(board.move_stack) < max_plies:
+            moves = " ".join(m.uci() for m in board.move_stack)
+            send("position startpos" + (f" moves {moves}" if moves else ""))
+            send("isready")
+            _read_until(proc.stdout, b"readyok")
+            white, black = int(clocks[chess.WHITE]), int(clocks[chess.BLACK])
+            sent = send(f"go wtime {white} btime {black}")
+            answered, text = _bestmove(proc.stdout)
+            clocks[board.turn] -= (answered - sent) * 1000.0
+            lowest = min(lowest, clocks[board.turn])
+            if clocks[board.turn] <= 0:
+                return True, lowest, len(board.move_stack)
+            board.push_uci(text)
+        return False, lowest, len(board.move_stack)
+    finally:
+        _stop(proc, send)
+
+
+def _with_load(load: int, work: Callable[[], None]) -> None:
+    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
+    try:
+        work()
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,23 +156,46 @@ def main(argv: list[str] | None = None) -> int:
         "--overhead", type=int, default=-1, help="set Move Overhead (ms); default: engine's own"
     )
     parser.add_argument("--engine", default=default_engine(), help="UCI command")
+    parser.add_argument(
+        "--clock", type=int, default=0, help="play self-play games on this sudden-death clock (ms)"
+    )
+    parser.add_argument("--games", type=int, default=4, help="games with --clock (default 4)")
+    parser.add_argument(
+        "--plies", type=int, default=200, help="plies per game at most with --clock (default 200)"
+    )
     args = parser.parse_args(argv)
     if args.movetime < 1 or args.searches < 1 or args.load < 0:
         parser.error("--movetime and --searches must be positive, --load not negative")
+    if args.clock < 0 or args.games < 1 or args.plies < 1:
+        parser.error("--clock must not be negative, --games and --plies must be positive")
     try:
         command = engine_command(args.engine)
     except UsageError as error:
         parser.error(str(error))
-    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    times: list[float] = []
+    games: list[tuple[bool, float, int]] = []
+
+    def work() -> None:
+        if args.clock:
+            for _ in range(args.games):
+                games.append(play_clock_game(command, args.clock, args.plies, args.overhead))
+        else:
+            times.extend(sorted(measure(command, args.movetime, args.searches, args.overhead)))
+
     try:
-        times = sorted(measure(command, args.movetime, args.searches, args.overhead))
+        _with_load(args.load, work)
     except (OSError, RuntimeError) as exc:
         print(f"latency: {exc}", file=sys.stderr)
         return 1
-    finally:
-        for process in load:
-            process.kill()
-            process.wait()
+    if args.clock:
+        lows = sorted(low for _, low, _ in games)
+        print(
+            f"clock {args.clock} ms, {len(games)} games, {args.load} busy processes:"
+            f" {sum(lost for lost, _, _ in games)} lost on time;"
+            f" plies {statistics.median(plies for _, _, plies in games):.0f} median;"
+            f" lowest clock {statistics.median(lows):.0f} ms median, {lows[0]:.0f} ms worst"
+        )
+        return 0
     late = sum(t > args.movetime for t in times)
     print(
         f"go movetime {args.movetime}, {len(times)} searches, {args.load} busy processes:"
