@@ -1,41 +1,78 @@
 """Cutoff: a UCI chess engine in Python, built on python-chess.
 
-Architecture map (one concept per module):
+Architecture map, by layer (one concept per module):
 
-- ``__main__``   ``cutoff``: the UCI loop by default, the subcommands with arguments.
-- ``cli``        the subcommands on argparse: analyse, annotate, stats, bench.
-- ``uci``        the UCI session; the only module that reads stdin or writes stdout.
-- ``uci_text``   the text of output lines: info, moves, the ``d`` board (pure).
-- ``boards``     boards from outside: ``position`` arguments, playability, perft.
-- ``options``    the UCI option table.
-- ``controller`` facade between protocol and search; owns position, TT, histories.
-- ``limits``     ``SearchLimits``: a parsed ``go`` command.
-- ``timeman``    limits + clock -> deadlines, and when to stop deepening (pure).
-- ``position``   chess.Board plus incremental Zobrist key, evaluation terms and key history.
-- ``search``     iterative deepening, aspiration, PVS negamax, quiescence.
-- ``movepick``   the staged move picker: TT move, captures, killers, quiets, bad captures.
-- ``tt``         bounded transposition table.
-- ``see``        static exchange evaluation.
-- ``score``      score constants, mate helpers, UCI score formatting.
-- ``evaluate``   static evaluation from the side to move's view (fast, cached).
-- ``features``   the evaluation's terms as counts: layout and reference extractor.
-- ``weights``    the tuned evaluation weights (engine/weights.json, written by the tuner).
-- ``psqt``       the weights' piece-square block folded for incremental updates.
-- ``pesto``      PeSTO's tables: the tuner's starting point (data only).
-- ``bench``      fixed positions to a fixed depth: node count and speed.
-- ``book``       the opening book (Polyglot, through chess.polyglot).
-- ``tablebase``  Syzygy and Gaviota tables: root moves and tree probes.
-- ``strength``   weakened play: UCI_Elo and Skill Level.
-- ``smp``        Lazy SMP: helper processes over a shared-memory table.
-- ``analysis``   the Python API: Analyser, results as python-chess InfoDicts.
-- ``inputs``     positions from FENs, EPD and PGN files, stdin.
-- ``batch``      batch analysis: one record per position, JSON/CSV/table writers.
-- ``parallel``   the execution layer: here, local processes, or Dask.
-- ``annotate``   annotated games: evaluations, judgements, summary, graph.
-- ``textbook``   minimax, alpha-beta and PVS as taught, instrumented.
-- ``stats``      cutoff stats: what alpha-beta saves, measured.
-- ``plots``      matplotlib, optional and headless: the rule annotate and stats share.
-- ``compiled``   cutoff compile: the hot modules built by mypyc; the stale-build guard.
+The package root and the compiled build (``engine``, ``engine.compiled``):
+
+- ``compiled``           cutoff compile: the hot modules built by mypyc; the stale-build guard.
+
+``engine.core``: the search:
+
+- ``core.attacks``       check detection for the search: is a king attacked, on python-chess's
+                         bitboards.
+- ``core.evaluate``      static evaluation from the side to move's view (fast, cached).
+- ``core.features``      the evaluation's terms as counts: layout and reference extractor.
+- ``core.limits``        ``SearchLimits``: a parsed ``go`` command.
+- ``core.movepick``      the staged move picker: TT move, captures, killers, quiets, bad captures.
+- ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
+                         integers.
+- ``core.pesto``         PeSTO's tables: the tuner's starting point (data only).
+- ``core.position``      chess.Board plus incremental Zobrist key, evaluation terms and key history.
+- ``core.psqt``          the weights' piece-square block folded for incremental updates.
+- ``core.score``         score constants, mate helpers, UCI score formatting.
+- ``core.search``        iterative deepening, aspiration, PVS negamax, quiescence.
+- ``core.see``           static exchange evaluation.
+- ``core.tablebase``     Syzygy and Gaviota tables: root moves and tree probes.
+- ``core.timeman``       limits + clock -> deadlines, and when to stop deepening (pure).
+- ``core.tt``            bounded transposition table.
+- ``core.wdl``           win/draw/loss: what a score means in games, by Cutoff's own model or
+                         lichess's formula.
+- ``core.weights``       the tuned evaluation weights (engine/core/weights.json, written by the
+                         tuner).
+
+``engine.play``: playing, the UCI session:
+
+- ``play.bench``         fixed positions to a fixed depth: node count and speed.
+- ``play.boards``        boards from outside: ``position`` arguments, playability, perft.
+- ``play.book``          the opening book (Polyglot, through chess.polyglot).
+- ``play.controller``    facade between protocol and search; owns position, TT, histories.
+- ``play.options``       the UCI option table.
+- ``play.smp``           Lazy SMP: helper processes over a shared-memory table.
+- ``play.uci``           the UCI session; the only module that reads stdin or writes stdout.
+- ``play.uci_text``      the text of output lines: info, moves, the ``d`` board (pure).
+- ``play.weakened``      weakened play: UCI_Elo and Skill Level.
+
+``engine.analysis``: analysis from Python and files:
+
+- ``analysis.accuracy``  accuracy and average centipawn loss of each side of a game, overall and by
+                         phase.
+- ``analysis.annotate``  annotated games: evaluations, judgements, summary, graph.
+- ``analysis.api``       the Python API: Analyser, results as python-chess InfoDicts.
+- ``analysis.batch``     batch analysis: one record per position, JSON/CSV/table writers.
+- ``analysis.inputs``    positions from FENs, EPD and PGN files, stdin.
+- ``analysis.parallel``  the execution layer: here, local processes, or Dask.
+- ``analysis.plots``     matplotlib, optional and headless: the rule annotate and stats share.
+- ``analysis.stats``     cutoff stats: what alpha-beta saves, measured.
+- ``analysis.textbook``  minimax, alpha-beta and PVS as taught, instrumented.
+
+The command line (``engine.cli``, ``engine.__main__``):
+
+- ``__main__``           ``cutoff``: the UCI loop by default, the subcommands with arguments.
+- ``cli``                the subcommands on argparse: analyse, annotate, stats, bench.
+
+Dependency rule (tests/test_architecture.py reads the list below): a module
+imports only from its own layer and the layers listed before it, and no imports form
+a cycle anywhere in the repository. ``NAME.*`` is a package and all its modules; a
+bare name is that module alone. perft and scripts use the engine; the engine imports
+neither.
+
+    layer 0: engine engine.compiled
+    layer 1: engine.core.*
+    layer 2: engine.play.*
+    layer 3: engine.analysis.*
+    layer 4: engine.cli engine.__main__
+    layer 5: perft.*
+    layer 6: scripts.*
 
 Glossary:
 

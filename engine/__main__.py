@@ -29,7 +29,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     import os
     import threading
 
-    from engine.uci import run
+    from engine.play.uci import run
 
     code = run()
     try:

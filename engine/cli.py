@@ -1,12 +1,12 @@
 """The ``cutoff`` subcommands on argparse: analyse, annotate, stats, bench, compile.
 
 Each subcommand is a thin layer over an API: ``analyse`` reads positions
-(engine.inputs), analyses them in this process or in ``--jobs`` worker processes
-(engine.parallel, engine.batch) and writes a table, JSON Lines or CSV as each
+(engine.analysis.inputs), analyses them in this process or in ``--jobs`` worker processes
+(engine.analysis.parallel, engine.analysis.batch) and writes a table, JSON Lines or CSV as each
 position finishes, with a progress bar on stderr when stderr is a terminal;
 ``annotate`` analyses every position of each game of a PGN file
-(engine.analysis) and writes it annotated (engine.annotate); ``bench`` runs
-engine.bench; ``compile`` runs engine.compiled. Bad input is reported on stderr,
+(engine.analysis.api) and writes it annotated (engine.analysis.annotate); ``bench`` runs
+engine.play.bench; ``compile`` runs engine.compiled. Bad input is reported on stderr,
 one line each, with its file and line or game, and the rest goes on; output paths
 are checked before any work starts. Exit status: 0 all done, 1 some input or
 position failed (or there was none), 2 bad command line or output path, 130
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, TextIO
 import chess.engine
 
 from engine import __version__
-from engine.options import HASH_MAX_MB, MAX_THREADS
+from engine.play.options import HASH_MAX_MB, MAX_THREADS
 
 if TYPE_CHECKING:
     import chess.pgn
@@ -437,9 +437,15 @@ def _enough_memory(jobs: int, hash_mb: int) -> Optional[str]:
 
 
 def _analyse(args: argparse.Namespace) -> int:
-    from engine.batch import BatchSettings, Writer, analyse_chunk, done_indexes, failed_records
-    from engine.inputs import parse_move_range, read_positions
-    from engine.parallel import (
+    from engine.analysis.batch import (
+        BatchSettings,
+        Writer,
+        analyse_chunk,
+        done_indexes,
+        failed_records,
+    )
+    from engine.analysis.inputs import parse_move_range, read_positions
+    from engine.analysis.parallel import (
         SchedulerLostError,
         SchedulerUnavailableError,
         TaskFailedError,
@@ -543,7 +549,7 @@ def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Ca
 
 
 def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
-    from engine.inputs import read_games
+    from engine.analysis.inputs import read_games
 
     try:
         handle = path.open(encoding="utf-8", errors="replace")
@@ -557,9 +563,9 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
 
 def _annotate(args: argparse.Namespace) -> int:
 
-    from engine.analysis import Analyser
-    from engine.annotate import annotate_game, game_report, plot_evaluation
-    from engine.plots import PlotUnavailableError
+    from engine.analysis.annotate import annotate_game, game_report, plot_evaluation
+    from engine.analysis.api import Analyser
+    from engine.analysis.plots import PlotUnavailableError
 
     errors = _Errors("cutoff annotate")
     if args.plot is not None:
@@ -680,14 +686,14 @@ def _stats(args: argparse.Namespace) -> int:
             "cutoff stats: the compiled build cannot be observed; the search runs from "
             "its sources (the same tree, the interpreted nodes/s)\n"
         )
-    from engine import stats
+    from engine.analysis import stats
 
     if args.plot is not None and not _has_matplotlib():
         errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
         return EXIT_USAGE
     positions = list(stats.DEFAULT_POSITIONS)
     if args.positions:
-        from engine.inputs import read_positions
+        from engine.analysis.inputs import read_positions
 
         name = Path(args.positions).stem
         positions = []
@@ -734,8 +740,8 @@ def _write_line(line: str) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from engine.bench import BENCH_FENS, run_bench
     from engine.compiled import build_description
+    from engine.play.bench import BENCH_FENS, run_bench
 
     fens = BENCH_FENS[: args.positions] if args.positions else None
     _write_line(f"Build: {build_description()}")

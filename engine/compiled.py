@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Callable, Optional
 
-COMPILED_PACKAGE = "engine"
+COMPILED_PACKAGE = "engine.core"
 """The package that holds ``COMPILED_MODULES``; its folder is the ``pkg`` of the
 functions below, and the extensions, the manifest and FULL_DIR sit in it."""
 
@@ -417,7 +417,7 @@ _POSITION_PATCHES = (
     ("\nclass _Restore:\n", "\nclass _Restore(chess._BoardState):\n"),
     ('\n    __slots__ = ("undo",)\n', "\n"),
 )
-"""engine/position.py as the build with python-chess compiles it."""
+"""engine/core/position.py as the build with python-chess compiles it."""
 
 CHESS_VERSIONS = ((1, 11), (1, 12))
 """The python-chess releases ``_CHESS_PATCHES`` are written for: at least the first,

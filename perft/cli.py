@@ -92,7 +92,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--check-state",
         action="store_true",
         help=(
-            "walk through engine.position.Position and verify its incremental state "
+            "walk through engine.core.position.Position and verify its incremental state "
             "against a from-scratch computation after every push and pop"
         ),
     )
@@ -116,11 +116,11 @@ def _parse_depth(text: str, what: str, minimum: int, maximum: Optional[int] = MA
 
 
 def _engine_position_factory() -> PositionFactory:
-    """``engine.position.Position``, imported only when state checks are asked for."""
+    """``engine.core.position.Position``, imported only when state checks are asked for."""
     try:
-        from engine.position import Position
+        from engine.core.position import Position
     except ImportError as error:
-        raise UsageError(f"--check-state needs engine.position.Position: {error}") from None
+        raise UsageError(f"--check-state needs engine.core.position.Position: {error}") from None
     return Position
 
 
@@ -234,7 +234,7 @@ def _run_suite(name: str, max_depth: int, factory: Optional[PositionFactory]) ->
 def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
     """Run the command line on ``argv``; returns the exit status.
 
-    ``factory`` replaces ``engine.position.Position`` for ``--check-state`` (tests
+    ``factory`` replaces ``engine.core.position.Position`` for ``--check-state`` (tests
     use it to prove that a broken position is caught). Raises ``UsageError``.
     """
     args = _build_parser().parse_args(list(argv))

@@ -1,14 +1,14 @@
 """Perft walks: count the leaves of the legal move tree, optionally checking state.
 
-``perft`` (the engine's own walk, ``engine.boards.perft``, which ``go perft`` runs)
+``perft`` (the engine's own walk, ``engine.play.boards.perft``, which ``go perft`` runs)
 and ``divide`` work on a bare ``chess.Board`` with legal generation and push/pop at
 every ply (no bulk counting, so the rate is comparable with a search's make/unmake
 cost). ``perft_checked`` walks the same tree through a position object
-with incremental state (``engine.position.Position``) and stops at the first node
+with incremental state (``engine.core.position.Position``) and stops at the first node
 where that state differs from a from-scratch computation.
 
 This module does no I/O and no argument parsing; it imports from the engine only
-``engine.boards`` (callers pass the position class), and the engine never imports
+``engine.play.boards`` (callers pass the position class), and the engine never imports
 this package.
 """
 
@@ -19,8 +19,8 @@ from typing import Callable, Protocol
 
 import chess
 
-from engine.boards import PerftStoppedError as PerftStoppedError
-from engine.boards import perft as perft
+from engine.play.boards import PerftStoppedError as PerftStoppedError
+from engine.play.boards import perft as perft
 
 
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:

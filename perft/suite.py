@@ -15,7 +15,7 @@ from typing import Optional
 
 import chess
 
-from engine.boards import unplayable_problems
+from engine.play.boards import unplayable_problems
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 

@@ -1,4 +1,4 @@
-"""Accuracy and ACPL (engine/accuracy.py) against figures worked out by hand from
+"""Accuracy and ACPL (engine/analysis/accuracy.py) against figures worked out by hand from
 lichess's published formulas, and through ``cutoff annotate --json``."""
 
 from __future__ import annotations
@@ -14,8 +14,14 @@ import chess.pgn
 import pytest
 from uci_harness import REPO, engine_command
 
-from engine.accuracy import game_figures, move_accuracy, phases, volatility_weights, win_percent
-from engine.wdl import lichess_winning_chances
+from engine.analysis.accuracy import (
+    game_figures,
+    move_accuracy,
+    phases,
+    volatility_weights,
+    win_percent,
+)
+from engine.core.wdl import lichess_winning_chances
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 

@@ -1,4 +1,4 @@
-"""engine.analysis: the in-process API under python-chess's SimpleEngine.analyse contract."""
+"""engine.analysis.api: the in-process API under python-chess's SimpleEngine.analyse contract."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from conftest import shared_file
 from uci_harness import engine_command
 
-from engine.analysis import Analyser, AnalyserBusyError
+from engine.analysis.api import Analyser, AnalyserBusyError
 
 ITALIAN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 ENDGAME = "8/8/3k4/8/8/3K4/2R5/8 w - - 0 1"
@@ -229,7 +229,7 @@ def test_a_fixed_depth_search_ends_with_its_last_depth() -> None:
 )
 def test_impossible_positions_are_refused(fen: str, problem: str) -> None:
     """The command line's rule and words; before, a board without kings gave Cp(0)."""
-    from engine.analysis import InvalidPositionError
+    from engine.analysis.api import InvalidPositionError
 
     board = chess.Board(fen)
     with Analyser() as analyser:
@@ -270,7 +270,7 @@ def test_impossible_positions_are_refused(fen: str, problem: str) -> None:
     ],
 )
 def test_nonsense_limits_are_refused(limit: chess.engine.Limit, words: str) -> None:
-    from engine.analysis import InvalidLimitError
+    from engine.analysis.api import InvalidLimitError
 
     with Analyser() as analyser:
         with pytest.raises(InvalidLimitError, match=words):
@@ -280,7 +280,7 @@ def test_nonsense_limits_are_refused(limit: chess.engine.Limit, words: str) -> N
 
 
 def test_nonsense_lines_and_root_moves_are_refused() -> None:
-    from engine.analysis import InvalidLimitError
+    from engine.analysis.api import InvalidLimitError
 
     limit = chess.engine.Limit(depth=2)
     with Analyser() as analyser:

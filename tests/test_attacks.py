@@ -1,4 +1,4 @@
-"""engine.attacks answers exactly as python-chess's is_check, was_into_check and
+"""engine.core.attacks answers exactly as python-chess's is_check, was_into_check and
 gives_check."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import chess
 import pytest
 
-from engine.attacks import checking_squares, gives_check, king_attacked
+from engine.core.attacks import checking_squares, gives_check, king_attacked
 
 STARTS = [
     chess.STARTING_FEN,

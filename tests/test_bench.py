@@ -9,7 +9,7 @@ from pathlib import Path
 
 import chess
 
-from engine.bench import BENCH_FENS
+from engine.play.bench import BENCH_FENS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def test_a_stopped_bench_prints_no_totals() -> None:
     partial node count is not the signature, so no totals are printed."""
     import threading
 
-    from engine.bench import run_bench
+    from engine.play.bench import run_bench
 
     stop = threading.Event()
     lines: list[str] = []

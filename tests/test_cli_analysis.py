@@ -30,7 +30,7 @@ import chess.pgn
 import pytest
 from uci_harness import REPO, engine_command
 
-from engine.analysis import Analyser
+from engine.analysis.api import Analyser
 from tests.conftest import child_pids, default_sigint, process_gone
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"

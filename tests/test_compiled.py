@@ -312,7 +312,7 @@ def test_compile_for_real(tmp_path: Path) -> None:
     # A script that imports engine runs the engine-only build, on the installed
     # python-chess.
     script = (
-        "import chess, engine.search, engine.compiled as c; "
+        "import chess, engine.core.search, engine.compiled as c; "
         "print(c.build_description(), chess.__file__)"
     )
     alone = subprocess.run(

@@ -12,7 +12,7 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine.see import see_ge
+from engine.core.see import see_ge
 from scripts.training.dataset import DONE, RESULTS, SCORE_CLIP_CP, read_samples
 from tests.conftest import REPO, run_repo_script
 

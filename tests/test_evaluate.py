@@ -7,11 +7,11 @@ import random
 import chess
 import pytest
 
-from engine import features as feat
-from engine.evaluate import Evaluator, evaluate
-from engine.position import Position
-from engine.psqt import EG_TABLE, MG_TABLE
-from engine.weights import EG_WEIGHTS, MG_WEIGHTS
+from engine.core import features as feat
+from engine.core.evaluate import Evaluator, evaluate
+from engine.core.position import Position
+from engine.core.psqt import EG_TABLE, MG_TABLE
+from engine.core.weights import EG_WEIGHTS, MG_WEIGHTS
 
 SPECIAL_FENS = [
     chess.STARTING_FEN,

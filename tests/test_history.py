@@ -6,7 +6,7 @@ import random
 
 import chess
 
-from engine.movepick import (
+from engine.core.movepick import (
     HISTORY_LIMIT,
     HISTORY_SIDE_SIZE,
     STAGE_BAD_CAPTURES,
@@ -18,8 +18,8 @@ from engine.movepick import (
     new_history,
     update_history,
 )
-from engine.search import SearchControl, Searcher, SearchParams
-from engine.tt import TranspositionTable
+from engine.core.search import SearchControl, Searcher, SearchParams
+from engine.core.tt import TranspositionTable
 
 
 def test_bonus_grows_with_depth_and_is_capped() -> None:

@@ -1,8 +1,8 @@
-"""engine.limits: parsing ``go`` in any order, with hostile values."""
+"""engine.core.limits: parsing ``go`` in any order, with hostile values."""
 
 from __future__ import annotations
 
-from engine.limits import parse_go
+from engine.core.limits import parse_go
 
 
 def test_every_token_any_order() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import chess
 
-from engine.see import see_ge
+from engine.core.see import see_ge
 from tests.conftest import run_repo_script
 
 # Few, short, cheap games: enough to exercise every step while keeping the

@@ -1,4 +1,4 @@
-"""engine.movepick: the fast capture generator matches python-chess's, move for move."""
+"""engine.core.movepick: the fast capture generator matches python-chess's, move for move."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import chess
 
-from engine.movepick import pseudo_legal_captures
+from engine.core.movepick import pseudo_legal_captures
 
 
 def test_captures_are_python_chess_captures_in_the_same_order() -> None:
@@ -29,7 +29,7 @@ def test_captures_are_python_chess_captures_in_the_same_order() -> None:
 
 def test_quiets_are_python_chess_quiets_in_the_same_order() -> None:
     """Without en passant captures, which python-chess lists last among them."""
-    from engine.movepick import pseudo_legal_quiets
+    from engine.core.movepick import pseudo_legal_quiets
 
     def reference(board: chess.Board) -> list[chess.Move]:
         them = board.occupied_co[not board.turn]
@@ -58,7 +58,7 @@ def test_quiets_are_python_chess_quiets_in_the_same_order() -> None:
 def test_quiet_checks_are_the_direct_checks_of_pieces() -> None:
     """Every quiet knight, bishop, rook or queen move after which the moved piece
     attacks the enemy king, and no other move."""
-    from engine.movepick import quiet_checks
+    from engine.core.movepick import quiet_checks
 
     def reference(board: chess.Board) -> set[chess.Move]:
         us = board.turn

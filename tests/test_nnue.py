@@ -1,4 +1,4 @@
-"""engine/nnue.py: the network's score is colour-symmetric exactly, the incremental
+"""engine/core/nnue.py: the network's score is colour-symmetric exactly, the incremental
 accumulator gives the from-scratch score through every kind of move, files round-trip."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from engine import nnue
+from engine.core import nnue
 from scripts.training.bench_accumulator import random_network
 
 POSITIONS = [

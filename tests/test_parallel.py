@@ -1,4 +1,5 @@
-"""engine.parallel: the execution layer, here, in local processes and on a Dask LocalCluster.
+"""engine.analysis.parallel: the execution layer, here, in local processes and on a Dask
+LocalCluster.
 
 The task functions below live at module level so that worker processes can import
 them by name (they do, as ``test_parallel``, since pytest puts tests/ on the path).
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.parallel import (
+from engine.analysis.parallel import (
     SchedulerUnavailableError,
     TaskFailedError,
     run,

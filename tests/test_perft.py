@@ -258,12 +258,12 @@ def test_shipped_suites_match_shared_data() -> None:
         assert (SUITES / name).read_bytes() == (SHARED_DATA / name).read_bytes(), name
 
 
-# --- state checks against engine.position ------------------------------------------
+# --- state checks against engine.core.position ------------------------------------------
 
 
 @pytest.fixture
 def position_class() -> type:
-    module = pytest.importorskip("engine.position")
+    module = pytest.importorskip("engine.core.position")
     cls: type = module.Position
     return cls
 

@@ -7,8 +7,8 @@ import random
 import chess
 import chess.polyglot
 
-from engine.evaluate import evaluate
-from engine.position import Position
+from engine.core.evaluate import evaluate
+from engine.core.position import Position
 
 FENS = [
     chess.STARTING_FEN,
@@ -108,7 +108,7 @@ def test_repetition_matches_its_definition_on_random_histories() -> None:
     the last irreversible move (checked against a plain loop on random key lists)."""
     import random
 
-    from engine.position import Position
+    from engine.core.position import Position
 
     rng = random.Random(3)
     pos = Position(chess.Board())
@@ -127,7 +127,7 @@ def test_fast_make_unmake_leaves_the_board_as_python_chess_does() -> None:
     push and pop the board equals python-chess's own, field by field."""
     import random
 
-    from engine.position import Position
+    from engine.core.position import Position
 
     def fields(board: chess.Board) -> tuple[object, ...]:
         return (

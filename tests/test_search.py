@@ -10,12 +10,12 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine.bench import BENCH_FENS
-from engine.evaluate import evaluate
-from engine.position import Position
-from engine.score import INFINITE, MATE, mate_in_moves, score_from_tt
-from engine.search import SearchControl, Searcher, SearchParams
-from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
+from engine.core.evaluate import evaluate
+from engine.core.position import Position
+from engine.core.score import INFINITE, MATE, mate_in_moves, score_from_tt
+from engine.core.search import SearchControl, Searcher, SearchParams
+from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
+from engine.play.bench import BENCH_FENS
 from tests.conftest import shared_file
 
 # ----------------------------------------------------------------- reference
@@ -376,7 +376,7 @@ def test_zugzwang_positions_with_selectivity(fen: str, depth: int, best: str) ->
 def test_no_null_move_with_only_king_and_pawns(
     fen: str, null_moves_expected: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.position import Position
+    from engine.core.position import Position
 
     passes = 0
     real_push_null = Position.push_null
@@ -414,7 +414,7 @@ def test_selectivity_searches_fewer_nodes_for_the_same_move_quality() -> None:
 def test_null_move_does_not_repeat_across_the_pass() -> None:
     """A repetition needs the same position with the same side to move and no pass in
     between: after a null move the repetition history starts afresh."""
-    from engine.position import Position
+    from engine.core.position import Position
 
     board = chess.Board()
     for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
@@ -442,7 +442,7 @@ _NXE5 = [chess.Move.from_uci("f3e5")]
 
 def test_quiescence_stores_its_result_and_reuses_it() -> None:
     """A quiescence result goes to the TT (depth 0) and a second visit is one node."""
-    from engine.position import Position
+    from engine.core.position import Position
 
     board = chess.Board(_BEFORE_NXE5)
     searcher = Searcher(TranspositionTable(4))
@@ -458,7 +458,7 @@ def test_quiescence_stores_its_result_and_reuses_it() -> None:
 
 
 def test_quiescence_never_overwrites_a_deeper_entry() -> None:
-    from engine.position import Position
+    from engine.core.position import Position
 
     board = chess.Board(_BEFORE_NXE5)
     board.push(_NXE5[0])

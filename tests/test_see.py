@@ -8,7 +8,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from engine.see import SEE_VALUES, see_ge
+from engine.core.see import SEE_VALUES, see_ge
 
 OPENINGS = (
     Path(__file__).resolve().parents[1] / "scripts" / "matches" / "openings" / "noob3_500.epd"

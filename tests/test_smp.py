@@ -1,4 +1,4 @@
-"""Lazy SMP: the shared hash table and the helper processes (engine.smp, engine.tt).
+"""Lazy SMP: the shared hash table and the helper processes (engine.play.smp, engine.core.tt).
 
 Through the real ``cutoff`` process: Threads 2 searches and reports, a killed
 helper does not stall ``go``, and neither ``quit`` nor a killed engine leaves a
@@ -21,14 +21,14 @@ import pytest
 from conftest import child_pids, process_gone
 from uci_harness import Engine, bestmove_of, field, info_lines
 
-from engine.bench import run_bench
-from engine.controller import Controller
-from engine.limits import SearchLimits
-from engine.movepick import decode, move_code
-from engine.search import IterationInfo
-from engine.smp import HelperPool, pack_result, unpack_result
-from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
-from engine.uci_text import BestMove
+from engine.core.limits import SearchLimits
+from engine.core.movepick import decode, move_code
+from engine.core.search import IterationInfo
+from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
+from engine.play.bench import run_bench
+from engine.play.controller import Controller
+from engine.play.smp import HelperPool, pack_result, unpack_result
+from engine.play.uci_text import BestMove
 
 SHM = Path("/dev/shm")
 ROOT = Path(__file__).resolve().parent.parent
@@ -331,7 +331,7 @@ def test_helpers_that_die_on_the_way_up_are_dropped_cleanly(tmp_path: Path) -> N
     # before it is ready (multiprocessing refuses to spawn from a bootstrapping child).
     script = tmp_path / "unguarded.py"
     script.write_text(
-        "from engine.smp import make_pool\n"
+        "from engine.play.smp import make_pool\n"
         "pool = make_pool(2, 1, print)\n"
         "print('helpers', pool.helpers)\n"
         "pool.close()\n"

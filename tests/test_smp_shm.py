@@ -1,4 +1,4 @@
-"""Lazy SMP against its shared memory (engine.smp): a small /dev/shm, as in a
+"""Lazy SMP against its shared memory (engine.play.smp): a small /dev/shm, as in a
 container (issue 65 item 4), and an engine killed while its helpers start (item 7).
 
 The sizing decision is tested as a function and through a pool; the real thing
@@ -26,8 +26,8 @@ import uci_harness
 from conftest import child_pids
 from uci_harness import Engine, bestmove_of
 
-from engine import smp
-from engine.smp import (
+from engine.play import smp
+from engine.play.smp import (
     MB,
     HelperPool,
     SharedMemoryFullError,

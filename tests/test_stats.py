@@ -1,4 +1,5 @@
-"""cutoff stats and the textbook searches it measures (engine.textbook, engine.stats)."""
+"""cutoff stats and the textbook searches it measures (engine.analysis.textbook,
+engine.analysis.stats)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import chess
 import pytest
 from uci_harness import REPO, engine_command
 
-from engine import stats
-from engine.bench import BENCH_FENS
-from engine.search import SearchControl, Searcher, SearchParams
-from engine.textbook import CUT, PV, TextbookSearch
-from engine.tt import TranspositionTable
+from engine.analysis import stats
+from engine.analysis.textbook import CUT, PV, TextbookSearch
+from engine.core.search import SearchControl, Searcher, SearchParams
+from engine.core.tt import TranspositionTable
+from engine.play.bench import BENCH_FENS
 
 FENS = [
     chess.STARTING_FEN,

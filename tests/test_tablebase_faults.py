@@ -211,24 +211,24 @@ def test_gaviota_alone_draws_and_tree_probes(tmp_path: Path) -> None:
 
 FAULTY_PLAN = """
 import sys
-import engine.timeman
+import engine.core.timeman
 
 def plan(*args, **kwargs):
     raise RuntimeError("injected fault in the time plan")
 
-engine.timeman.plan = plan
+engine.core.timeman.plan = plan
 from engine.__main__ import main
 sys.exit(main())
 """
 
 FAULTY_TABLES = """
 import sys
-import engine.tablebase
+import engine.core.tablebase
 
 def root(self, board):
     raise RuntimeError("injected fault in the tables")
 
-engine.tablebase.Tablebases.root = root
+engine.core.tablebase.Tablebases.root = root
 from engine.__main__ import main
 sys.exit(main())
 """

@@ -1,11 +1,11 @@
-"""engine.timeman: budgets for every kind of clock, their edge cases, and the stop rules."""
+"""engine.core.timeman: budgets for every kind of clock, their edge cases, and the stop rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.limits import parse_go
-from engine.timeman import (
+from engine.core.limits import parse_go
+from engine.core.timeman import (
     DEFAULT_HORIZON_MOVES,
     ENGINE_MOVE_COST_MS,
     INCREMENT_HORIZON_MOVES,
@@ -160,7 +160,7 @@ def test_stability_scale() -> None:
 def test_deadlines_decide_when_to_stop_deepening() -> None:
     """The soft limit: stop after an iteration once 60 % of it is spent, unless the
     best move just changed; at once with one legal move; never without a soft limit."""
-    from engine.timeman import SOFT_LIMIT_NEXT_ITERATION, Deadlines
+    from engine.core.timeman import SOFT_LIMIT_NEXT_ITERATION, Deadlines
 
     b = budget("wtime 60000")
     assert b.soft_ms is not None and b.hard_ms is not None
@@ -260,7 +260,7 @@ def test_sudden_death_still_spends_a_long_clock() -> None:
 def test_the_lag_the_clocks_show_is_kept_for_a_while() -> None:
     """The GUI took 900 ms off our clock for an answer we measured at 300 ms: 600 ms of
     lag, planned with until the measurements stay lower for a few moves."""
-    from engine.timeman import LAG_DECAY, MAX_LAG_MS, next_lag_estimate, observed_lag_ms
+    from engine.core.timeman import LAG_DECAY, MAX_LAG_MS, next_lag_estimate, observed_lag_ms
 
     assert observed_lag_ms(15000, 0, 14100, 300.0) == 600.0
     assert observed_lag_ms(15000, 100, 14200, 300.0) == 600.0  # the increment came back

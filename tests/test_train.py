@@ -1,5 +1,5 @@
 """scripts/training/train.py through its command line: a tiny network trained for a few
-steps on a tiny dataset, its file read back by engine.nnue and scored as trained."""
+steps on a tiny dataset, its file read back by engine.core.nnue and scored as trained."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import chess
 import numpy as np
 import pytest
 
-from engine import nnue
+from engine.core import nnue
 from scripts.training.dataset import Sample, append_member, format_sample
 from scripts.training.train import Data, quantised_cp
 from tests.conftest import REPO, run_repo_script

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from engine.score import MATE, score_from_tt, score_to_tt
-from engine.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable, entries_for
+from engine.core.score import MATE, score_from_tt, score_to_tt
+from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable, entries_for
 
 
 def test_store_and_probe_round_trip() -> None:
@@ -65,7 +65,7 @@ def test_hashfull_and_clear() -> None:
 
 _RSS_SCRIPT = """
 import sys
-from engine.tt import TranspositionTable
+from engine.core.tt import TranspositionTable
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096

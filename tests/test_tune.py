@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import features
-from engine.weights import WEIGHTS_FILE, load_weights
+from engine.core import features
+from engine.core.weights import WEIGHTS_FILE, load_weights
 from scripts.tuning import tune
 from tests.conftest import REPO, run_repo_script
 
@@ -95,8 +95,8 @@ def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
 def test_shipped_weights_are_written_only_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert tune.SHIPPED_WEIGHTS == WEIGHTS_FILE == REPO / "engine" / "weights.json"
-    shipped = tmp_path / "engine_weights.json"  # stands in for engine/weights.json
+    assert tune.SHIPPED_WEIGHTS == WEIGHTS_FILE == REPO / "engine" / "core" / "weights.json"
+    shipped = tmp_path / "engine_weights.json"  # stands in for engine/core/weights.json
     monkeypatch.setattr(tune, "SHIPPED_WEIGHTS", shipped)
     monkeypatch.chdir(tmp_path)
 
@@ -119,7 +119,7 @@ def test_shipped_weights_are_written_only_when_asked(
 
 
 def test_shipped_weights_file_is_what_the_writer_writes(tmp_path: Path) -> None:
-    """engine/weights.json is in the writer's exact format (a refit diffs cleanly), and
+    """engine/core/weights.json is in the writer's exact format (a refit diffs cleanly), and
     a file whose blocks do not match the feature layout is refused with its name."""
     import json
 

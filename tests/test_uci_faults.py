@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 import chess
 import pytest
 
-from engine import search
-from engine.uci import UciSession
+from engine.core import search
+from engine.play.uci import UciSession
 
 
 def run_session(commands: list[str], timeout: float = 20.0) -> list[str]:

@@ -1,13 +1,13 @@
-"""engine.options and the UCI text parsers: option lines, setoption, position, commands."""
+"""engine.play.options and the UCI text parsers: option lines, setoption, position, commands."""
 
 from __future__ import annotations
 
 import chess
 import pytest
 
-from engine.boards import PositionError, parse_position
-from engine.options import MULTIPV, OptionError, Options, parse_setoption, uci_option_lines
-from engine.uci import parse_command
+from engine.play.boards import PositionError, parse_position
+from engine.play.options import MULTIPV, OptionError, Options, parse_setoption, uci_option_lines
+from engine.play.uci import parse_command
 
 
 def test_option_lines_are_valid_uci() -> None:
@@ -94,7 +94,7 @@ def test_parse_position() -> None:
 def test_position_parser_is_incremental() -> None:
     """A command that extends the previous one's moves pushes only the new moves;
     anything else is parsed afresh, and an illegal extension keeps the old position."""
-    from engine.boards import PositionParser
+    from engine.play.boards import PositionParser
 
     parser = PositionParser()
     board = parser.parse(["startpos", "moves", "e2e4", "e7e5"], chess960=False)

@@ -23,7 +23,7 @@ import pytest
 from uci_harness import Engine, bestmove_of
 
 EOF_GRACE_S = 2.0
-"""engine.uci.QUIT_DRAIN_SECONDS: what came before end of input gets this long."""
+"""engine.play.uci.QUIT_DRAIN_SECONDS: what came before end of input gets this long."""
 PROMPT_S = 10.0
 """How long an answer that must not wait for a search may take here. Generous, so that
 a loaded machine passes (timing is noisy); the faults it catches waited for minutes or

@@ -22,10 +22,10 @@ def _variant(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess[str
 def test_variant_switches_a_constant_and_runs(tmp_path: Path) -> None:
     done = _variant(tmp_path, "search.NULL_MOVE_MIN_DEPTH=99", "search.IIR_MIN_DEPTH=5")
     assert done.returncode == 0, done.stderr
-    text = (tmp_path / "v" / "engine" / "search.py").read_text()
+    text = (tmp_path / "v" / "engine" / "core" / "search.py").read_text()
     assert "\nNULL_MOVE_MIN_DEPTH: Final = 99\n" in text
     assert "\nIIR_MIN_DEPTH: Final = 5\n" in text
-    source = (REPO / "engine" / "search.py").read_text()
+    source = (REPO / "engine" / "core" / "search.py").read_text()
     assert source.count("\nNULL_MOVE_MIN_DEPTH: Final = 3\n") == 1
     bench = subprocess.run(
         [sys.executable, "-m", "engine", "bench", "--depth", "2", "--positions", "2"],

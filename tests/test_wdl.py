@@ -1,4 +1,4 @@
-"""Cutoff's win/draw/loss model (engine/wdl.py) and its fit
+"""Cutoff's win/draw/loss model (engine/core/wdl.py) and its fit
 (``python -m scripts.tuning.fit_wdl``), on games whose results are drawn from a
 known model."""
 
@@ -17,8 +17,8 @@ import pytest
 from conftest import run_repo_script
 from uci_harness import REPO, engine_command
 
-from engine.analysis import Analyser
-from engine.wdl import CUTOFF_MODEL, WdlModel, material, score_wdl, search_wdl
+from engine.analysis.api import Analyser
+from engine.core.wdl import CUTOFF_MODEL, WdlModel, material, score_wdl, search_wdl
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 

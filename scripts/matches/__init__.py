@@ -8,6 +8,6 @@ into by concern, ``stats`` (the pure statistics), ``epd_suite`` (test suites,
 
 Nothing in this package imports the Cutoff engine: engines are only ever commands
 (``variant`` copies the engine's source, it does not import it). The one import from
-``engine`` is its execution layer, ``engine.parallel`` (which knows nothing about
+``engine`` is its execution layer, ``engine.analysis.parallel`` (which knows nothing about
 chess), for matches on Dask (``match --scheduler``).
 """

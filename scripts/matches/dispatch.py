@@ -1,7 +1,7 @@
 """The match on the execution layer: one task per colour-swapped pair, on Dask.
 
 Responsible for the client side of ``--scheduler``: cutting the match's games into
-pair tasks (``pairs.PairTask``), handing them to ``engine.parallel.run`` (a Dask
+pair tasks (``pairs.PairTask``), handing them to ``engine.analysis.parallel.run`` (a Dask
 ``LocalCluster`` for ``local:N``, a running scheduler for ``tcp://HOST:PORT``; in this
 process when no scheduler is given, which the tests use) and feeding every pair that
 comes back, in completion order, into the same ``runner.Match`` as a local run: the
@@ -12,7 +12,7 @@ killed again and again) is reported on stderr and listed in the summary, never d
 a lost scheduler ends the match with the games recorded so far.
 
 It must not play games (``pairs`` does, on the workers) or compute statistics, and
-it imports nothing of the Cutoff engine but ``engine.parallel``, which knows nothing
+it imports nothing of the Cutoff engine but ``engine.analysis.parallel``, which knows nothing
 about chess.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Generator, Iterator
 from types import FrameType
 from typing import Any, Optional, cast
 
-from engine.parallel import (
+from engine.analysis.parallel import (
     INSTALL_HINT,
     SchedulerLostError,
     SchedulerUnavailableError,

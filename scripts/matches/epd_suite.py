@@ -39,7 +39,7 @@ from typing import Optional, Union
 import chess
 import chess.engine
 
-from engine.boards import unplayable_problems
+from engine.play.boards import unplayable_problems
 
 from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
 

@@ -12,13 +12,13 @@ a ``Config``), ``limits``, ``engines`` (engine specs and processes), ``book`` (o
 ``runner`` (scheduling on concurrent workers, SPRT stop, faults, signals), ``tally``
 (counts and the summary) and ``stats`` (the pure statistics). With ``--scheduler``
 the pairs run on Dask instead: ``pairs`` (one pair as a task, on a worker) and
-``dispatch`` (the client: tasks through ``engine.parallel``, results into the same
+``dispatch`` (the client: tasks through ``engine.analysis.parallel``, results into the same
 tally, PGN and SPRT).
 
 It must not compute statistics itself, must not hide a fault (every one is counted and
 reported), and must not print a traceback for bad input (one line and exit status 1).
 It does not import the Cutoff engine: engines are only ever commands (``dispatch``
-uses the execution layer ``engine.parallel``, which knows nothing about chess).
+uses the execution layer ``engine.analysis.parallel``, which knows nothing about chess).
 
 Ctrl-C (SIGINT) and SIGTERM end the engines (``quit``, then a kill after a second),
 keep the PGN of the finished games and print the summary of those games; a game still

@@ -1,4 +1,4 @@
-"""One colour-swapped pair of games as a task of the execution layer (``engine.parallel``).
+"""One colour-swapped pair of games as a task of the execution layer (``engine.analysis.parallel``).
 
 Responsible for the worker's side of a match run with ``--scheduler``: ``play_pairs``
 starts both engines of a ``PairTask`` (python-chess, as the local runner does), plays
@@ -11,7 +11,7 @@ into results that say so, so that the client reports it instead of dropping it.
 
 It runs in worker processes and must not print, write files or keep score: the client
 (``dispatch``) records, counts and decides when to stop. (A local cluster's workers
-leave Ctrl-C to the runner: engine.parallel sees to that.)
+leave Ctrl-C to the runner: engine.analysis.parallel sees to that.)
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def play_pairs(tasks: list[PairTask]) -> list[PairResult]:
 
 
 def failed_pairs(tasks: list[PairTask], error: BaseException) -> list[PairResult]:
-    """Results for pairs that failed on every attempt (``engine.parallel``'s on_failure)."""
+    """Results for pairs that failed on every attempt (``engine.analysis.parallel``'s
+    on_failure)."""
     # Dask's messages run to several sentences (KilledWorker: which task, which worker,
     # where to read more); the first says what happened.
     text = str(error).split(". ")[0].strip()

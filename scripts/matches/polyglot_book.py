@@ -26,7 +26,7 @@ from typing import Optional
 import chess
 import chess.polyglot
 
-from engine.inputs import read_games
+from engine.analysis.inputs import read_games
 
 from ..common import ToolParser
 

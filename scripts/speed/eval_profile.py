@@ -24,10 +24,10 @@ import time
 
 import chess
 
-from engine import evaluate as evaluation
-from engine.bench import BENCH_FENS, run_bench
-from engine.features import blend
-from engine.position import Position
+from engine.core import evaluate as evaluation
+from engine.core.features import blend
+from engine.core.position import Position
+from engine.play.bench import BENCH_FENS, run_bench
 
 from ..common import ToolParser
 

@@ -17,7 +17,7 @@ import time
 
 import chess
 
-from engine.bench import run_bench
+from engine.play.bench import run_bench
 
 from ..common import ToolParser
 

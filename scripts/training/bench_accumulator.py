@@ -7,7 +7,7 @@ For each hidden width (a random network, or ``--net``), plays ``--moves`` random
 moves of seeded random games and times, per move, the accumulator's update
 (push and pop) and an evaluation, for:
 
-* ``bigint``: engine.nnue.Accumulator, each accumulator one Python integer with
+* ``bigint``: engine.core.nnue.Accumulator, each accumulator one Python integer with
   16-bit lanes (Sunfish's trick), the output decoded with numpy;
 * ``bigint-py``: the same integers, the output decoded and summed in plain Python;
 * ``numpy``: each accumulator an int32 numpy array, copied on make (the old one kept
@@ -32,7 +32,7 @@ from typing import Any, Optional
 import chess
 import numpy as np
 
-from engine.nnue import MIRROR, Accumulator, Network, features, load, move_changes
+from engine.core.nnue import MIRROR, Accumulator, Network, features, load, move_changes
 
 from ..common import ToolParser
 
@@ -134,7 +134,7 @@ def swar_head_us(hidden: int, calls: int = 20_000) -> float:
     """CPU µs of Sunfish's output step on a 2N-lane integer: clipped ReLU by masks and
     lane sums by ``% (2**16 - 1)``, no per-lane work. It needs an output layer folded
     into the lanes (each lane pre-scaled by its output weight, the two perspectives'
-    weights opposite), which engine.nnue's format does not have: a cost estimate for
+    weights opposite), which engine.core.nnue's format does not have: a cost estimate for
     that design, not an evaluation of our networks."""
     bits, value_bits, offset = 16, 15, 1 << 14
     lanes = 2 * hidden

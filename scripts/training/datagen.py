@@ -32,7 +32,7 @@ The output is the gzip'd ``FEN;SCORE;RESULT`` format of scripts.training.dataset
 appended a batch (a gzip member) at a time with ``#done TASK`` lines: run the same
 command again after an interruption and it cuts a torn last batch, skips the games
 and chunks already done and appends the rest. The work runs through the project's
-execution layer (engine.parallel): in this process, in ``--jobs`` local processes or
+execution layer (engine.analysis.parallel): in this process, in ``--jobs`` local processes or
 on a Dask scheduler (``--scheduler tcp://HOST:8786`` or ``local:N``).
 
 This tool writes nothing but OUT. It must not train (train does).
@@ -55,8 +55,8 @@ import chess.engine
 import chess.polyglot
 from tqdm import tqdm
 
-from engine.inputs import read_games
-from engine.parallel import (
+from engine.analysis.inputs import read_games
+from engine.analysis.parallel import (
     SchedulerLostError,
     SchedulerUnavailableError,
     run_ordered,
@@ -166,14 +166,14 @@ class QuietCheck:
     """Cutoff's quiescence search against its static evaluation, from an empty table."""
 
     def __init__(self) -> None:
-        from engine.search import Searcher
-        from engine.tt import TranspositionTable
+        from engine.core.search import Searcher
+        from engine.core.tt import TranspositionTable
 
         self.searcher = Searcher(TranspositionTable(QSEARCH_HASH_MB))
 
     def agrees(self, board: chess.Board) -> bool:
         """Whether the quiescence score has the static evaluation's sign (or either is 0)."""
-        from engine.position import Position
+        from engine.core.position import Position
 
         # Cleared each time: a verdict must not depend on what was checked before.
         self.searcher.tt.clear()

@@ -4,7 +4,7 @@
         [--hidden N] [--epochs E] [--batch-size B] [--lr LR] [--k K] [--lam L]
         [--val-fraction F] [--seed S] [--threads T] [--max-positions M] [--plot PNG]
 
-The network is engine.nnue's 768 -> N -> 1 with two perspectives (the same feature
+The network is engine.core.nnue's 768 -> N -> 1 with two perspectives (the same feature
 weights for White's and Black's view, the board mirrored for Black, the output
 reading [side to move, other side]), a clipped ReLU in [0, 1], trained in PyTorch
 (the optional ``train`` extra, CPU only). The target of a position, from the side to
@@ -16,9 +16,9 @@ Fixed seed: the same data and arguments give the same network.
 
 It prints the train and validation loss after every epoch (and plots them with
 ``--plot``), writes the quantised network (feature weights and bias times QA = 255,
-output weights times QB = 64, int16, see engine.nnue), then reports on the validation
+output weights times QB = 64, int16, see engine.core.nnue), then reports on the validation
 positions the quantised network's loss and the hand-written evaluation's
-(engine.evaluate) on the same labels, with K as given and with the K that suits it
+(engine.core.evaluate) on the same labels, with K as given and with the K that suits it
 best, since its centipawns need not be Stockfish's.
 
 This tool writes only ``--out`` (and ``--plot``). It must not make data (datagen does).
@@ -35,7 +35,7 @@ from typing import Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from engine.nnue import INPUTS, MIRROR, Network
+from engine.core.nnue import INPUTS, MIRROR, Network
 
 from ..common import ToolParser, UsageError
 from .dataset import DONE, DataError, parse_line, read_lines, read_samples
@@ -200,7 +200,7 @@ def quantise(model: Any, k: float) -> Network:
 
 def quantised_cp(net: Network, data: Data, index: npt.NDArray[np.int64]) -> Any:
     """The integer network's cp (side to move's view) of the positions ``index``, as
-    engine.nnue computes them, vectorised."""
+    engine.core.nnue computes them, vectorised."""
     table = np.vstack([net.ft_weights, np.zeros((1, net.hidden), np.int16)]).astype(np.int64)
     white = table[data.white[index]].sum(axis=1) + net.ft_bias
     black = table[data.black[index]].sum(axis=1) + net.ft_bias
@@ -223,10 +223,10 @@ def best_k_mse(cp: Any, target: Any) -> tuple[float, float]:
 
 
 def hand_eval_cp(index: npt.NDArray[np.int64], fens: list[str]) -> list[int]:
-    """engine.evaluate's cp (side to move's view) of the positions ``index``."""
+    """engine.core.evaluate's cp (side to move's view) of the positions ``index``."""
     import chess
 
-    from engine.evaluate import evaluate
+    from engine.core.evaluate import evaluate
 
     return [evaluate(chess.Board(fens[i])) for i in index]
 

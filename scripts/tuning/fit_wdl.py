@@ -1,4 +1,4 @@
-"""Fit Cutoff's win/draw/loss model (engine/wdl.py) to Cutoff's own games.
+"""Fit Cutoff's win/draw/loss model (engine/core/wdl.py) to Cutoff's own games.
 
     python -m scripts.tuning.fit_wdl GAMES.pgn [...] [--holdout 4] [--plot FILE]
                                      [--json FILE] [--write]
@@ -6,7 +6,7 @@
 The games are match PGNs (plain or gzip'd) as ``cutoff-match`` writes them: every move's comment
 starts with the mover's score (``+0.25/12``, ``-M3/9``). Each scored move gives
 one sample: the mover's score in centipawns, the material on the board before
-the move (engine/wdl.py's ``material``) and the game's result from the mover's
+the move (engine/core/wdl.py's ``material``) and the game's result from the mover's
 side. Mate scores are left out (the model treats them as certain).
 
 The fit maximises the likelihood of the results under the model
@@ -18,7 +18,7 @@ to check it: for bins of the score, the expected score the model predicts
 against the one observed in those games, and the mean squared error of both
 models (Cutoff's and lichess's formula) on them.
 
-``--write`` replaces the ``CUTOFF_MODEL`` line of engine/wdl.py with the fit;
+``--write`` replaces the ``CUTOFF_MODEL`` line of engine/core/wdl.py with the fit;
 ``--plot`` draws the fit and the check (matplotlib, the ``plot`` extra).
 This script reads games and writes only the files it is asked to.
 """
@@ -39,7 +39,7 @@ import chess.pgn
 import numpy as np
 import numpy.typing as npt
 
-from engine.wdl import MATERIAL_MAX, WdlModel, lichess_winning_chances, material
+from engine.core.wdl import MATERIAL_MAX, WdlModel, lichess_winning_chances, material
 
 from ..common import REPORTED_FAILURES, ToolParser, UsageError, report_failure
 
@@ -206,7 +206,7 @@ def check(model: WdlModel, samples: Samples) -> dict[str, object]:
 
 
 def model_line(model: WdlModel) -> str:
-    """The statement of engine/wdl.py that holds the fitted model, as ruff formats it
+    """The statement of engine/core/wdl.py that holds the fitted model, as ruff formats it
     (one line when it fits in 100 characters)."""
     arguments = f"a={model.a}, b={model.b}, games={model.games}, positions={model.positions}"
     line = f"CUTOFF_MODEL: Final = WdlModel({arguments})"
@@ -271,7 +271,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument(
         "--degree", type=int, default=DEGREE, help=f"degree of a(m), b(m) (default {DEGREE})"
     )
-    parser.add_argument("--write", action="store_true", help="update engine/wdl.py")
+    parser.add_argument("--write", action="store_true", help="update engine/core/wdl.py")
     args = parser.parse_args(argv)
     try:
         for path in args.pgn:
@@ -297,7 +297,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.plot and report["check"] is not None:
             plot(model, held_out, report["check"], args.plot)  # type: ignore[arg-type]
         if args.write:
-            write_model(model, Path(__file__).resolve().parents[2] / "engine" / "wdl.py")
+            write_model(model, Path(__file__).resolve().parents[2] / "engine" / "core" / "wdl.py")
     except REPORTED_FAILURES as error:
         return report_failure(parser.prog, error)
     return 0

@@ -41,7 +41,7 @@ import chess
 import chess.engine
 
 # The quiet filter uses Cutoff's static exchange evaluation.
-from engine.see import see_ge
+from engine.core.see import see_ge
 
 from ..common import (
     REPORTED_FAILURES,

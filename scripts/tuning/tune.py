@@ -10,7 +10,7 @@ DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
 ``score_positions``. With ``--score-weight w`` the fitting target is
 ``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
 first; without it the score is ignored. Every position becomes its feature
-vector (``engine.features``); the evaluation is then linear in the weights apart
+vector (``engine.core.features``); the evaluation is then linear in the weights apart
 from the endgame scale, which is known per position. The fit:
 
 1. the scaling constant K of the logistic ``p = 1 / (1 + 10 ** (-K * eval / 400))``
@@ -18,18 +18,18 @@ from the endgame scale, which is known per position. The fit:
 2. all weights are fitted by full-batch Adam on the logistic loss (cross-entropy
    between p and the target) plus ``pull * sum((w - w_start) ** 2)``, which
    keeps rarely seen weights near their start values;
-3. the weights are rounded and written as a JSON file (``engine/weights.json``'s format).
+3. the weights are rounded and written as a JSON file (``engine/core/weights.json``'s format).
 
 One block of 100 positions in 10 (about a game in ten) is held out and only
 measured. The same data and options give the same weights (full batch, fixed
-order, no randomness). The start point is PeSTO's tables (``engine.pesto``) and
+order, no randomness). The start point is PeSTO's tables (``engine.core.pesto``) and
 the hand-set values in ``START`` below; ``--write-start`` writes it unfitted.
 
 The weights go to ``--out`` (default ``weights_tuned.json`` in the current directory);
-the shipped ``engine/weights.json`` is replaced only when asked for, with ``--install``
-(or ``--out engine/weights.json``), so that a trial fit never overwrites it by accident.
+the shipped ``engine/core/weights.json`` is replaced only when asked for, with ``--install``
+(or ``--out engine/core/weights.json``), so that a trial fit never overwrites it by accident.
 To try a fit in a match, write it into an engine copy (``scripts.matches.variant``)
-with ``--out COPY/engine/weights.json``.
+with ``--out COPY/engine/core/weights.json``.
 
 This script must not be imported by the engine; it writes only that one file.
 """
@@ -48,18 +48,18 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from engine import features as feat
-from engine.pesto import pesto_psqt
+from engine.core import features as feat
+from engine.core.pesto import pesto_psqt
 
 from ..common import ToolParser
 
 
 def _shipped_weights() -> Path:
-    """The weights file beside the module that loads it (``engine.weights``), found
+    """The weights file beside the module that loads it (``engine.core.weights``), found
     without importing that module: its import fails on weights that no longer fit the
     features, which are what a tuner is run to replace."""
-    spec = importlib.util.find_spec("engine.weights")
-    assert spec is not None and spec.origin is not None, "no engine.weights module"
+    spec = importlib.util.find_spec("engine.core.weights")
+    assert spec is not None and spec.origin is not None, "no engine.core.weights module"
     return Path(spec.origin).resolve().parent / "weights.json"
 
 
@@ -395,13 +395,13 @@ def adam(
 def format_weights(mg_w: np.ndarray, eg_w: np.ndarray, provenance: list[str]) -> str:
     """The weights file's text (JSON): how they were made, then one line per block.
 
-    Keys follow ``engine.features.BLOCKS``; the loader (``engine.weights``) checks
+    Keys follow ``engine.core.features.BLOCKS``; the loader (``engine.core.weights``) checks
     the names and sizes against it, so a file from another layout is refused.
     """
     lines = [
         "{",
         '  "about": "Cutoff\'s evaluation weights, written by python -m scripts.tuning.tune:'
-        " centipawns, White's view, blocks as in engine.features.BLOCKS (psqt: pawn,"
+        " centipawns, White's view, blocks as in engine.core.features.BLOCKS (psqt: pawn,"
         ' knight, bishop, rook, queen, king, each a1..h8).",',
         '  "provenance": [',
         ",\n".join(f"    {json.dumps(line)}" for line in provenance),
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=None, help=f"weights file to write (default {DEFAULT_OUT})"
     )
     destination.add_argument(
-        "--install", action="store_true", help="write the shipped weights, engine/weights.json"
+        "--install", action="store_true", help="write the shipped weights, engine/core/weights.json"
     )
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=1.0, help="Adam step (cp)")

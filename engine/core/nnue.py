@@ -1,0 +1,277 @@
+"""The learned evaluation's network: its file format, and its evaluation in integers.
+
+A 768 -> N -> 1 network with two perspectives (issue 68, docs/training.md):
+
+* inputs: one per (colour, piece type, square) as seen from a perspective: White's
+  sees the board as it is, Black's sees it mirrored vertically with the colours
+  swapped, so feature ``own_or_enemy * 384 + piece_type_index * 64 + square``;
+* accumulators: per perspective ``bias + sum of the active features' columns``, the
+  same weights for both;
+* output: clipped ReLU of [side to move's accumulator, the other's], a dot product
+  with the output weights plus a bias, scaled to centipawns from the side to move's
+  view. A position and its colour-flipped mirror therefore score the same, exactly.
+
+Everything is an integer (quantised when the network is written by
+scripts.training.train), so an evaluation is exact and reproducible. The file:
+
+============  =====================================================================
+bytes         content (little-endian)
+============  =====================================================================
+8             magic ``b"CUTNNUE1"``
+6 x 4         uint32 inputs (768), hidden N, QA, QB, scale; int32 reserved (0)
+768 x N x 2   int16 feature weights, feature-major (feature f's column is N values)
+N x 2         int16 accumulator bias
+2N x 2        int16 output weights (the first N read the side to move's accumulator)
+4             int32 output bias
+============  =====================================================================
+
+with the accumulator in units of 1/QA (clipped to [0, QA]), the output weights in
+units of 1/QB, and ``cp = (dot + bias) * scale // (QA * QB)``.
+
+This module owns the format, loading and writing it, and evaluating a position with
+it (from scratch, and with an accumulator updated move by move). It must not search
+and is not the engine's default evaluation (engine.core.evaluate is).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+import chess
+import numpy as np
+import numpy.typing as npt
+
+MAGIC = b"CUTNNUE1"
+INPUTS = 768
+_HEADER = struct.Struct("<5Ii")
+# python-chess piece types 1..6 -> 0..5.
+_TYPE_INDEX = {chess.PAWN: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3}
+_TYPE_INDEX.update({chess.QUEEN: 4, chess.KING: 5})
+
+
+class NetworkError(ValueError):
+    """A network file that cannot be read; the message names the file."""
+
+
+def feature(perspective: chess.Color, colour: chess.Color, piece_type: int, square: int) -> int:
+    """The input index of a piece as ``perspective`` sees it."""
+    own = 0 if colour == perspective else 1
+    if perspective == chess.BLACK:
+        square ^= 56
+    return own * 384 + (piece_type - 1) * 64 + square
+
+
+def features(board: chess.Board, perspective: chess.Color) -> list[int]:
+    """The active inputs of ``board`` as ``perspective`` sees it."""
+    return [
+        feature(perspective, piece.color, piece.piece_type, square)
+        for square, piece in board.piece_map().items()
+    ]
+
+
+MIRROR = [
+    feature(chess.BLACK, c, t, s) for c in (True, False) for t in range(1, 7) for s in range(64)
+]
+"""White's feature index -> Black's for the same piece (a White-perspective index is
+``(0 if white else 1) * 384 + type * 64 + square``)."""
+
+
+@dataclass(frozen=True)
+class Network:
+    """A quantised network (see the module docstring for the meaning of each part)."""
+
+    hidden: int
+    qa: int
+    qb: int
+    scale: int
+    ft_weights: npt.NDArray[np.int16]  # (768, hidden)
+    ft_bias: npt.NDArray[np.int16]  # (hidden,)
+    out_weights: npt.NDArray[np.int16]  # (2 * hidden,)
+    out_bias: int
+
+    def write(self, path: Union[str, Path]) -> None:
+        with open(path, "wb") as handle:
+            handle.write(MAGIC)
+            handle.write(_HEADER.pack(INPUTS, self.hidden, self.qa, self.qb, self.scale, 0))
+            handle.write(self.ft_weights.astype("<i2").tobytes())
+            handle.write(self.ft_bias.astype("<i2").tobytes())
+            handle.write(self.out_weights.astype("<i2").tobytes())
+            handle.write(struct.pack("<i", self.out_bias))
+
+    # ------------------------------------------------------- evaluation from scratch
+
+    def accumulator(self, board: chess.Board, perspective: chess.Color) -> list[int]:
+        """The accumulator of ``perspective`` (bias plus the active columns)."""
+        total = self.ft_bias.astype(np.int64)
+        active = features(board, perspective)
+        if active:
+            total = total + self.ft_weights[active].astype(np.int64).sum(axis=0)
+        return [int(value) for value in total]
+
+    def output(self, us: list[int], them: list[int]) -> int:
+        """Centipawns from the side to move's view, given the two accumulators."""
+        qa = self.qa
+        weights = self.out_weights.tolist()
+        hidden = self.hidden
+        dot = self.out_bias
+        for i in range(hidden):
+            a = us[i]
+            b = them[i]
+            if a > 0:
+                dot += (a if a < qa else qa) * weights[i]
+            if b > 0:
+                dot += (b if b < qa else qa) * weights[hidden + i]
+        return dot * self.scale // (qa * self.qb)
+
+    def evaluate(self, board: chess.Board) -> int:
+        """The network's score of ``board`` in cp from the side to move's view."""
+        white = self.accumulator(board, chess.WHITE)
+        black = self.accumulator(board, chess.BLACK)
+        if board.turn == chess.WHITE:
+            return self.output(white, black)
+        return self.output(black, white)
+
+
+# ----------------------------------------------------------------- incremental form
+
+LANE_BITS = 16
+LANE_OFFSET = 1 << (LANE_BITS - 1)
+"""Each lane of a packed accumulator holds value + LANE_OFFSET in [0, 2**16): the
+feature weights are clipped in training so that |value| < 2**15."""
+
+
+def pack(values: list[int]) -> int:
+    """Signed lane values as one integer, ``sum(v_i << 16 i)`` (no offset)."""
+    return sum(value << (LANE_BITS * i) for i, value in enumerate(values))
+
+
+def move_changes(board: chess.Board, move: chess.Move) -> tuple[list[int], list[int]]:
+    """White-perspective features a move (legal in ``board``, not yet pushed) removes
+    and adds: the moved piece, a capture (en passant too), castling's rook, a promotion."""
+    us = board.turn
+    piece = board.piece_type_at(move.from_square)
+    assert piece is not None
+    removed = [feature(chess.WHITE, us, piece, move.from_square)]
+    added = []
+    if board.is_castling(move):
+        rank = move.from_square & 56
+        kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
+        # Standard castling is the king's two-square move; Chess960's takes its own rook.
+        target = board.piece_at(move.to_square)
+        if target is not None and target.piece_type == chess.ROOK and target.color == us:
+            rook_from = move.to_square
+        else:
+            rook_from = rank + (7 if kingside else 0)
+        king_to = rank + (6 if kingside else 2)
+        rook_to = rank + (5 if kingside else 3)
+        removed.append(feature(chess.WHITE, us, chess.ROOK, rook_from))
+        added.append(feature(chess.WHITE, us, chess.KING, king_to))
+        added.append(feature(chess.WHITE, us, chess.ROOK, rook_to))
+        return removed, added
+    if board.is_en_passant(move):
+        captured_square = move.to_square + (-8 if us == chess.WHITE else 8)
+        removed.append(feature(chess.WHITE, not us, chess.PAWN, captured_square))
+    else:
+        captured = board.piece_type_at(move.to_square)
+        if captured is not None:
+            removed.append(feature(chess.WHITE, not us, captured, move.to_square))
+    added.append(feature(chess.WHITE, us, move.promotion or piece, move.to_square))
+    return removed, added
+
+
+class Accumulator:
+    """Both perspectives' accumulators of a position, updated move by move.
+
+    Each accumulator is one Python integer with 16-bit lanes (Sunfish's trick: a
+    move's update is a few big-integer additions, and an old value is kept on the
+    undo stack for nothing, integers being immutable). ``push`` before the board's
+    push, ``pop`` after its pop; ``evaluate`` gives what ``Network.evaluate`` gives.
+    """
+
+    def __init__(self, net: Network, board: chess.Board) -> None:
+        self.net = net
+        # A lane holds its value + 2**15: the widest accumulator (bias and 32 pieces)
+        # must stay below 2**15 in magnitude, which training's weight clipping ensures.
+        bound = int(np.abs(net.ft_bias.astype(np.int64)).max()) + 32 * int(
+            np.abs(net.ft_weights.astype(np.int64)).max()
+        )
+        if bound >= LANE_OFFSET:
+            raise NetworkError(f"weights too large for 16-bit lanes (up to {bound})")
+        weights = net.ft_weights.tolist()
+        self.columns = [pack(column) for column in weights]
+        self.mirror = [self.columns[MIRROR[f]] for f in range(INPUTS)]
+        hidden = net.hidden
+        offset = pack([LANE_OFFSET] * hidden)
+        bias = pack(net.ft_bias.tolist()) + offset
+        self.white = bias + sum(self.columns[f] for f in features(board, chess.WHITE))
+        self.black = bias + sum(self.columns[f] for f in features(board, chess.BLACK))
+        self.stack: list[tuple[int, int]] = []
+        self._bytes = 2 * hidden
+        self._out_us = net.out_weights[:hidden].astype(np.int64)
+        self._out_them = net.out_weights[hidden:].astype(np.int64)
+
+    def push(self, board: chess.Board, move: chess.Move) -> None:
+        """Update for ``move`` (legal in ``board``, before ``board.push(move)``)."""
+        self.stack.append((self.white, self.black))
+        removed, added = move_changes(board, move)
+        columns, mirror = self.columns, self.mirror
+        white, black = self.white, self.black
+        for f in removed:
+            white -= columns[f]
+            black -= mirror[f]
+        for f in added:
+            white += columns[f]
+            black += mirror[f]
+        self.white, self.black = white, black
+
+    def pop(self) -> None:
+        self.white, self.black = self.stack.pop()
+
+    def lanes(self, packed: int) -> npt.NDArray[np.int64]:
+        """The lane values of a packed accumulator."""
+        raw = np.frombuffer(packed.to_bytes(self._bytes, "little"), dtype="<u2")
+        return raw.astype(np.int64) - LANE_OFFSET
+
+    def evaluate(self, turn: chess.Color) -> int:
+        """The network's score in cp from the view of ``turn`` (the side to move)."""
+        us, them = (self.white, self.black) if turn == chess.WHITE else (self.black, self.white)
+        net = self.net
+        a = np.clip(self.lanes(us), 0, net.qa)
+        b = np.clip(self.lanes(them), 0, net.qa)
+        dot = int(a @ self._out_us) + int(b @ self._out_them) + net.out_bias
+        return dot * net.scale // (net.qa * net.qb)
+
+
+def load(path: Union[str, Path]) -> Network:
+    """Read a network file; NetworkError with the file's name when it is not one."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise NetworkError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if data[: len(MAGIC)] != MAGIC:
+        raise NetworkError(f"{path}: not a Cutoff network file (bad magic)")
+    offset = len(MAGIC)
+    if len(data) < offset + _HEADER.size:
+        raise NetworkError(f"{path}: truncated header")
+    inputs, hidden, qa, qb, scale, _ = _HEADER.unpack_from(data, offset)
+    offset += _HEADER.size
+    if inputs != INPUTS or not 1 <= hidden <= 4096 or qa <= 0 or qb <= 0 or scale <= 0:
+        raise NetworkError(f"{path}: bad header ({inputs} inputs, {hidden} hidden)")
+    expected = offset + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4
+    if len(data) != expected:
+        raise NetworkError(f"{path}: {len(data)} bytes, expected {expected}")
+
+    def take(count: int) -> npt.NDArray[np.int16]:
+        nonlocal offset
+        array = np.frombuffer(data, dtype="<i2", count=count, offset=offset).astype(np.int16)
+        offset += 2 * count
+        return array
+
+    ft_weights = take(INPUTS * hidden).reshape(INPUTS, hidden)
+    ft_bias = take(hidden)
+    out_weights = take(2 * hidden)
+    (out_bias,) = struct.unpack_from("<i", data, offset)
+    return Network(hidden, qa, qb, scale, ft_weights, ft_bias, out_weights, int(out_bias))

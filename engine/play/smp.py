@@ -1,0 +1,547 @@
+"""Lazy SMP: helper processes search the same root over one shared hash table.
+
+Python runs one thread of Python at a time, so Cutoff's extra ``Threads`` are
+processes. ``HelperPool`` puts the transposition table in shared memory
+(``multiprocessing.shared_memory``, viewed as 64-bit words; engine.core.tt's slots are
+safe to share without locks) with a small header before it:
+
+    word 0          stop flag: nonzero ends every helper's search
+    word 1          the depth the main search has completed in this search
+    word 8 + 2i     helper i's node count, published as it searches
+    word 9 + 2i     helper i's deepest completed iteration: depth, move, score
+
+It starts ``threads - 1`` helper processes once (``spawn``, not per move) and keeps
+them waiting. On ``go`` each helper searches the same root, always a ply or two
+ahead of the main search (a helper that finishes an iteration skips to the main
+search's current depth + 1, odd helpers + 2): searching the same depth as the
+main search would mostly repeat its work, while the deeper helper fills the
+shared table with the entries the main search's next iteration needs. The main
+searcher alone reports and answers ``bestmove``; when a helper has completed a
+deeper iteration than the main search by then, its move is played (see
+``HelperPool.deepest``). Its ``info`` counts the helpers' nodes too. When the
+main search ends, the stop flag ends the helpers.
+
+The table must fit in /dev/shm, a tmpfs that a container may keep small (Docker:
+64 MB), where a write to a page the filesystem has no room for is a SIGBUS. So the
+pool checks the free space first (``fit_shared_mb``: a smaller table that fits,
+with a note, or none: the caller searches alone) and has every page of the segment
+backed at once (``posix_fallocate``), so that no later write can fail.
+
+Nothing outlives the engine: the segment's name is removed as soon as every
+helper has attached (the memory lives on while mapped, and a killed engine
+leaves nothing in /dev/shm), and a helper exits when its parent is gone, quietly
+(no traceback, no resource-tracker warning), removing the name itself if the
+engine was killed before it could. A helper that dies is dropped with a note; the
+others go on. This module must not print: notes go to the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from array import array
+from collections.abc import Iterator
+from multiprocessing import resource_tracker, shared_memory
+from multiprocessing.connection import Connection
+from typing import Any, Callable, Optional
+
+import chess
+
+from engine.core.movepick import move_code
+from engine.core.search import (
+    IterationInfo,
+    SearchAbortedError,
+    SearchControl,
+    Searcher,
+    SearchParams,
+)
+from engine.core.tt import TranspositionTable, entries_for
+
+SHM_DIR = "/dev/shm"
+"""Where ``multiprocessing.shared_memory`` puts its segments on Linux (glibc's
+``shm_open``): a tmpfs whose size bounds the shared table. Docker gives a container
+64 MB; a write to a page of a segment that tmpfs has no room for kills the process
+with SIGBUS. (Elsewhere, macOS say, there is no such folder and no such check.)"""
+MB = 1 << 20
+SHM_KEEP_FREE_SHARE = 8
+"""The shared table leaves an eighth of the free shared memory (at least ``MB``) to
+the other users of /dev/shm: multiprocessing's semaphores, another engine."""
+MIN_SHARED_MB = 8
+"""A shared table smaller than this (and than the Hash asked for) is not worth a
+helper: the engine searches alone with its whole Hash in its own memory instead."""
+
+HEADER_WORDS = 136
+"""Words before the table: the flags and two words per helper (see the module doc)."""
+STOP_WORD = 0
+MAIN_DEPTH_WORD = 1
+HELPER_WORD = 8
+WORDS_PER_HELPER = 2
+MAX_HELPERS = (HEADER_WORDS - HELPER_WORD) // WORDS_PER_HELPER
+_SCORE_OFFSET = 1 << 15
+_RESULT_VALID = 1 << 40
+"""Set in every published result, so that an empty word (0) is no result."""
+
+
+def pack_result(depth: int, code: int, score: int) -> int:
+    """One helper result as one word (written at once, so never read torn)."""
+    return _RESULT_VALID | (depth & 0xFF) | (code & 0xFFFF) << 8 | (score + _SCORE_OFFSET) << 24
+
+
+def unpack_result(word: int) -> Optional[tuple[int, int, int]]:
+    """``(depth, move code, score)`` of a published result, or None for none."""
+    if not word & _RESULT_VALID:
+        return None
+    return word & 0xFF, word >> 8 & 0xFFFF, (word >> 24 & 0xFFFF) - _SCORE_OFFSET
+
+
+START_TIMEOUT_S = 60.0
+"""How long the helpers may take to start (importing the engine, attaching)."""
+STOP_TIMEOUT_S = 2.0
+"""How long a stopped helper may take to report back before it is dropped."""
+PARENT_CHECK_POLLS = 32
+"""A searching helper checks every this many polls that its parent still lives."""
+
+
+def segment_bytes(size_mb: int) -> int:
+    """Bytes of a pool's segment: the header and a table of ``size_mb``."""
+    return (HEADER_WORDS + 2 * entries_for(size_mb)) * 8
+
+
+def shm_free_bytes(path: str = SHM_DIR) -> Optional[int]:
+    """Bytes free for shared memory (``statvfs`` of ``path``), None when unknown."""
+    try:
+        stats = os.statvfs(path)
+    except (OSError, AttributeError):  # no such folder; no statvfs (Windows)
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def fit_shared_mb(size_mb: int, free: Optional[int]) -> int:
+    """The size of the shared table for a ``Hash`` of ``size_mb`` when ``free``
+    bytes of shared memory are free: ``size_mb`` if it fits (or ``free`` is unknown)
+    beside what is left to others, else the most that does; 0 when that is less
+    than ``MIN_SHARED_MB`` and than ``size_mb``: no room to share a table."""
+    if free is None:
+        return size_mb
+    room = free - max(MB, free // SHM_KEEP_FREE_SHARE) - HEADER_WORDS * 8
+    fit = min(size_mb, max(0, room) // MB)
+    return fit if fit >= min(size_mb, MIN_SHARED_MB) else 0
+
+
+class SharedMemoryFullError(OSError):
+    """Too little shared memory is free for a shared table (see ``fit_shared_mb``)."""
+
+
+def _reserve(segment: shared_memory.SharedMemory, size: int) -> None:
+    """Have the filesystem back every page of a new segment now, so that no later
+    write can find it full (SIGBUS): ``ftruncate`` only sets the size. Raises
+    SharedMemoryFullError when it cannot; where the call or the filesystem lacks
+    this, the free-space check before is all there is."""
+    fd = getattr(segment, "_fd", -1)  # POSIX: the segment's descriptor, kept open
+    if fd < 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
+            raise SharedMemoryFullError(
+                error.errno, f"no room for a {size // MB} MB shared table in {SHM_DIR}"
+            ) from error
+        # EOPNOTSUPP, EINVAL...: the filesystem cannot reserve; go on unreserved.
+
+
+@contextlib.contextmanager
+def _relayed_stderr() -> Iterator[None]:
+    """Processes started inside get a pipe for stderr, which a thread of the engine
+    copies to its own: once the engine is gone, what they write goes nowhere. An
+    engine killed between starting a process and sending it its start-up data (a
+    window ``multiprocessing`` leaves open) would otherwise get an EOFError
+    traceback from the orphan's bootstrap, printed on the engine's stderr after
+    its death. (POSIX only; without a stderr to copy to, nothing changes.)"""
+    if os.name != "posix":
+        yield
+        return
+    try:
+        original = os.dup(2)
+    except OSError:
+        yield
+        return
+    source, sink = os.pipe()
+    # The tracker is started now, with the engine's own stderr: it outlives pools.
+    resource_tracker.ensure_running()
+    threading.Thread(
+        target=_relay, args=(source, original), name="cutoff-helper-stderr", daemon=True
+    ).start()
+    sys.stderr.flush()
+    os.dup2(sink, 2)  # what this process writes meanwhile is relayed as well
+    os.close(sink)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(original, 2)
+
+
+def _relay(source: int, target: int) -> None:
+    """Copy ``source`` to ``target`` until every writer has closed ``source``."""
+    try:
+        while chunk := os.read(source, 65536):
+            with contextlib.suppress(OSError):  # a closed stderr: drain all the same
+                while chunk:
+                    chunk = chunk[os.write(target, chunk) :]
+    except OSError:
+        pass
+    finally:
+        os.close(source)
+        os.close(target)
+
+
+def _attach(name: str) -> shared_memory.SharedMemory:
+    """Attach to the pool's segment without registering it with the resource tracker
+    the engine shares with its helpers: only the engine registers it, and the one
+    process that removes its name takes it off the tracker's list, so the tracker has
+    nothing to warn about at exit however the engine ends (see ``_remove_name``)."""
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    register = resource_tracker.register
+    resource_tracker.register = _not_registered  # shared_memory looks it up at the call
+    try:
+        return shared_memory.SharedMemory(name=name)
+    finally:
+        resource_tracker.register = register
+
+
+def _not_registered(name: object, rtype: str) -> None:
+    """``resource_tracker.register`` while a helper attaches: it does not."""
+
+
+def _remove_name(segment: shared_memory.SharedMemory) -> None:
+    """Remove the segment's name from /dev/shm, once the engine is gone before it
+    could (killed while its helpers started). Only the first helper to try succeeds;
+    ``unlink`` takes the name off the tracker's list only when it did."""
+    with contextlib.suppress(OSError):
+        segment.unlink()
+
+
+class _Helper:
+    """A helper's searcher, hooked so that it publishes its node count and results,
+    obeys the shared stop flag and keeps ahead of the main search. (Hooks, not a
+    subclass: the compiled ``Searcher`` cannot be subclassed by interpreted code.)"""
+
+    def __init__(self, tt: TranspositionTable, header: memoryview, index: int, parent: int) -> None:
+        self.searcher = Searcher(tt)
+        self.searcher.on_poll = self._poll
+        self.searcher.skip_ahead = self._next_depth
+        self._header = header
+        self._slot = HELPER_WORD + WORDS_PER_HELPER * index
+        self._lead = 1 + index % 2
+        self._parent = parent
+        self._polls = 0
+
+    def _next_depth(self, depth: int) -> int:
+        return max(depth + 1, self._header[MAIN_DEPTH_WORD] + 1 + self._lead)
+
+    def publish(self, info: IterationInfo) -> None:
+        """Offer a completed iteration's move to the main searcher."""
+        if info.multipv == 1 and info.pv:
+            self._header[self._slot + 1] = pack_result(
+                info.depth, move_code(info.pv[0]), info.score
+            )
+
+    def _poll(self, nodes: int) -> None:
+        header = self._header
+        header[self._slot] = nodes
+        if header[STOP_WORD]:
+            raise SearchAbortedError
+        self._polls += 1
+        if not self._polls % PARENT_CHECK_POLLS and os.getppid() != self._parent:
+            os._exit(0)  # the engine is gone: nobody needs this search
+
+
+def _helper_main(index: int, connection: Connection, parent: int) -> None:
+    """A helper process: wait for the segment's name, attach, say ready, then
+    search every root it is sent.
+
+    ``parent`` is the engine's process id (``os.getppid()`` here could already be
+    another's, were the engine killed while this process started). However the
+    engine ends, a helper ends quietly: no traceback, no warning, no name left in
+    /dev/shm."""
+    # Ctrl-C in a terminal reaches every process of the group: the engine ends its
+    # helpers itself (and they end when it is gone), so they do not take it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        message = connection.recv()  # sent before this process is even up
+        if message[0] != "segment":
+            return
+        _, name, size_mb = message
+        segment = _attach(name)
+    except (EOFError, OSError, ValueError):
+        # The engine is gone before it sent the name, or another helper has
+        # removed the name since (see below).
+        connection.close()
+        return
+    try:
+        if os.getppid() != parent:
+            _remove_name(segment)
+            return
+        _serve(segment, index, size_mb, connection, parent)
+    except (EOFError, OSError):
+        # The engine is gone (a broken pipe): it may have died before removing the
+        # name. After a normal start the name is gone already and this does nothing.
+        if os.getppid() != parent:
+            _remove_name(segment)
+    finally:
+        connection.close()
+        segment.close()
+
+
+def _serve(
+    segment: shared_memory.SharedMemory,
+    index: int,
+    size_mb: int,
+    connection: Connection,
+    parent: int,
+) -> None:
+    """The helper's loop over the attached segment; every view of the segment is
+    released on the way out, so that the segment can close (else BufferError)."""
+    assert segment.buf is not None
+    words = segment.buf.cast("Q")
+    header = words[:HEADER_WORDS]
+    table = TranspositionTable(size_mb, words=words[HEADER_WORDS:])
+    helper = _Helper(table, header, index, parent)
+    searcher = helper.searcher
+    try:
+        connection.send(("ready", index))
+        while True:
+            if not connection.poll(1.0):
+                if os.getppid() != parent:
+                    return
+                continue
+            message = connection.recv()
+            if message[0] != "go":
+                return
+            _, fen, moves, max_depth, age, start_depth = message
+            board = chess.Board(fen)
+            for move in moves:
+                board.push_uci(move)
+            # The search starts a new generation itself: one before the main's.
+            table.age = (age - 1) & 0xFF
+            nodes = depth = 0
+            try:
+                result = searcher.search(
+                    board,
+                    SearchParams(max_depth=max_depth, start_depth=start_depth),
+                    SearchControl(),
+                    helper.publish,
+                )
+                nodes, depth = result.nodes, result.depth
+            except Exception:
+                nodes = searcher.nodes
+            connection.send(("done", nodes, depth))
+    finally:
+        # The hooks are bound methods of the helper, a cycle that would keep the
+        # views of the segment alive past ``del``; the segment closes only without them.
+        searcher.on_poll = searcher.skip_ahead = None
+        table_words = table.words
+        table.use(array("Q", bytes(16)))
+        del header, table, searcher, helper
+        if isinstance(table_words, memoryview):
+            table_words.release()
+        words.release()
+
+
+class HelperPool:
+    """``threads - 1`` helper processes around one shared table (see the module doc)."""
+
+    def __init__(self, threads: int, size_mb: int, note: Callable[[str], None]) -> None:
+        """The shared table is ``size_mb`` or, when /dev/shm has less room, smaller
+        (with a note; ``self.size_mb`` says). Raises OSError when there is none:
+        SharedMemoryFullError when too little shared memory is free."""
+        self._note = note
+        self.asked_mb = size_mb
+        free = shm_free_bytes()
+        self.size_mb = fit_shared_mb(size_mb, free)
+        """The shared table's size: the Hash asked for, or what fits in /dev/shm."""
+        if not self.size_mb:
+            raise SharedMemoryFullError(
+                errno.ENOSPC, f"{SHM_DIR} has {(free or 0) // MB} MB free, too little to share"
+            )
+        if self.size_mb < size_mb:
+            note(
+                f"Hash: {SHM_DIR} has {(free or 0) // MB} MB free: the shared table is "
+                f"{self.size_mb} MB, not {size_mb}"
+            )
+        context = multiprocessing.get_context("spawn")
+        self._helpers: list[tuple[Any, Connection, int]] = []
+        self._busy: set[int] = set()
+        self._segment: Optional[shared_memory.SharedMemory] = None
+        self._words = self._header = self.table_words = memoryview(array("Q"))
+        """The segment as words, its header and its table (empty until it is made)."""
+        try:
+            # The helpers start first (importing the engine takes them a second), and
+            # the segment's name is sent to them as soon as it exists. An engine killed
+            # before the name exists leaves none; killed after it was sent, it leaves
+            # the name to its helpers to remove (``_helper_main``). Only the
+            # microseconds between the two lack an owner: then the resource tracker
+            # removes the name, with a warning.
+            with _relayed_stderr():
+                for index in range(min(threads - 1, MAX_HELPERS)):
+                    mine, theirs = context.Pipe()
+                    process = context.Process(
+                        target=_helper_main,
+                        args=(index, theirs, os.getpid()),
+                        name=f"cutoff-helper-{index}",
+                        daemon=True,
+                    )
+                    process.start()
+                    theirs.close()
+                    self._helpers.append((process, mine, index))
+            size = segment_bytes(self.size_mb)
+            self._segment = shared_memory.SharedMemory(create=True, size=size)
+            for _, connection, index in list(self._helpers):
+                try:
+                    connection.send(("segment", self._segment.name, self.size_mb))
+                except OSError:
+                    self._drop(index, "did not start")
+            _reserve(self._segment, size)
+            assert self._segment.buf is not None
+            self._words = self._segment.buf.cast("Q")
+            self._header = self._words[:HEADER_WORDS]
+            self.table_words = self._words[HEADER_WORDS:]
+            deadline = time.monotonic() + START_TIMEOUT_S
+            for _, connection, index in list(self._helpers):
+                try:
+                    started = connection.poll(max(0.0, deadline - time.monotonic()))
+                    if started:
+                        connection.recv()
+                except (EOFError, OSError):
+                    started = False  # it died on the way up
+                if not started:
+                    self._drop(index, "did not start")
+        except BaseException:
+            # Could not even start them: end what started and let go of the memory.
+            self.close()
+            raise
+        finally:
+            # Every helper has mapped the segment (or is gone): its name can go, so
+            # that nothing is left in /dev/shm however the engine ends.
+            if self._segment is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    self._segment.unlink()
+
+    @property
+    def helpers(self) -> int:
+        return len(self._helpers)
+
+    def start(self, board: chess.Board, max_depth: int, age: int) -> None:
+        """Every helper searches ``board`` (its last plies too, for repetitions)."""
+        self.wait_idle()
+        self._header[STOP_WORD] = 0
+        moves = [move.uci() for move in board.move_stack]
+        fen = board.root().fen()
+        self._header[MAIN_DEPTH_WORD] = 0
+        for process, connection, index in list(self._helpers):
+            slot = HELPER_WORD + WORDS_PER_HELPER * index
+            self._header[slot] = self._header[slot + 1] = 0
+            if not process.is_alive():
+                self._drop(index, "died")
+                continue
+            try:
+                # Up to two plies past max_depth, so as to stay ahead to the end.
+                connection.send(("go", fen, moves, max_depth + 2, age, 2 + index % 2))
+                self._busy.add(index)
+            except OSError:
+                self._drop(index, "died")
+
+    def stop(self) -> None:
+        """End the helpers' searches (at once: they read the flag every 64 nodes)."""
+        self._header[STOP_WORD] = 1
+
+    def main_completed(self, depth: int) -> None:
+        """The main search has completed ``depth``: helpers keep ahead of it."""
+        self._header[MAIN_DEPTH_WORD] = depth
+
+    def nodes(self) -> int:
+        """Nodes the helpers have searched in the current search."""
+        return sum(
+            self._header[HELPER_WORD + WORDS_PER_HELPER * index] for _, _, index in self._helpers
+        )
+
+    def deepest(self) -> Optional[tuple[int, int, int]]:
+        """The deepest iteration a helper completed in this search: ``(depth, move
+        code, score)``, the first helper's on equal depths; None if none did."""
+        found: Optional[tuple[int, int, int]] = None
+        for _, _, index in self._helpers:
+            result = unpack_result(self._header[HELPER_WORD + WORDS_PER_HELPER * index + 1])
+            if result is not None and (found is None or result[0] > found[0]):
+                found = result
+        return found
+
+    def wait_idle(self) -> None:
+        """Collect the stopped helpers' reports; drop one that does not answer."""
+        if not self._busy:
+            return
+        self.stop()
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for process, connection, index in list(self._helpers):
+            if index not in self._busy:
+                continue
+            try:
+                if connection.poll(max(0.0, deadline - time.monotonic())):
+                    connection.recv()
+                    self._busy.discard(index)
+                    continue
+            except (EOFError, OSError):
+                pass
+            self._drop(index, "did not stop" if process.is_alive() else "died")
+
+    def _drop(self, index: int, why: str) -> None:
+        for entry in list(self._helpers):
+            process, connection, number = entry
+            if number == index:
+                self._helpers.remove(entry)
+                self._busy.discard(index)
+                with contextlib.suppress(Exception):
+                    process.kill()
+                connection.close()
+                self._note(f"helper {index} {why}: searching with {len(self._helpers) + 1}")
+
+    def close(self) -> None:
+        """Stop and end every helper and release the shared memory."""
+        if len(self._header):
+            self.stop()
+        for _, connection, _ in self._helpers:
+            with contextlib.suppress(Exception):
+                connection.send(("quit",))
+        for process, connection, _ in self._helpers:
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
+            connection.close()
+        self._helpers = []
+        self._busy.clear()
+        self.table_words.release()
+        self._header.release()
+        self._words.release()
+        if self._segment is not None:
+            with contextlib.suppress(Exception):
+                self._segment.close()
+
+
+def make_pool(threads: int, size_mb: int, note: Callable[[str], None]) -> Optional[HelperPool]:
+    """A pool for ``threads``; None for one thread (no helpers, no shared memory),
+    and, with a note, when there is no room for the shared table."""
+    if threads <= 1:
+        return None
+    try:
+        return HelperPool(threads, size_mb, note)
+    except OSError as error:
+        note(f"Threads: cannot start helpers ({error.strerror or error}); searching alone")
+        return None
