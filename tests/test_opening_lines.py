@@ -61,8 +61,8 @@ def test_the_book_skips_broken_games_with_one_line_each(tmp_path: Path) -> None:
     assert made.returncode == 1, made.stderr  # the book is written all the same
     errors = made.stderr.splitlines()
     assert len(errors) == 2, errors  # nothing from python-chess's own logging
-    assert errors[0].endswith(f"{pgn}: game 1: expected 'w' or 'b' for turn part of fen: "
-                              "'not a fen'; game skipped")  # fmt: skip
+    assert errors[0].endswith(f"{pgn}: game 1: bad FEN header: expected 'w' or 'b' "
+                              "for turn part of fen: 'not a fen'; game skipped")  # fmt: skip
     assert f"{pgn}: game 3: illegal san: 'Qxe8'" in errors[1]
     with chess.polyglot.open_reader(book) as reader:
         entries = list(reader.find_all(chess.Board()))

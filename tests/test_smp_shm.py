@@ -197,7 +197,7 @@ def test_threads_two_in_a_4_mb_dev_shm_searches_alone(
 
 _NO_ROOM_SCRIPT = """
 import multiprocessing, os
-from engine import smp
+from engine.play import smp
 smp.shm_free_bytes = lambda path=smp.SHM_DIR: 1 << 30  # as if another took the room since
 try:
     smp.HelperPool(2, 64, print)

@@ -13,8 +13,9 @@ seeded script of commands a hostile GUI, user or container could send:
   smaller; needs root and ``unshare``, else they run normally and are counted so);
 * endgame positions the tables answer, and random garbage lines between commands;
 * searches by depth, nodes, movetime, clock and ``infinite`` (ended by ``stop``);
-* in one session in ten, ``kill -9`` a moment after ``setoption name Threads value 2``
-  and a search start, the moment helpers are being started.
+* in one session in ten, ``kill -9`` of the engine's process (as a GUI kills it) a
+  moment after ``setoption name Threads value 2`` and a search start, the moment
+  helpers are being started.
 
 It checks what a GUI depends on: every ``go`` gets exactly one ``bestmove``, legal
 in the position it was sent for; no traceback on stdout or stderr; the process
@@ -233,7 +234,9 @@ def run_session(engine: list[str], session: Session, small_shm_ok: bool) -> Outc
             process.stdin.write(script)
             process.stdin.flush()
             time.sleep(session.kill_after_s or 0.0)
-            os.killpg(process.pid, signal.SIGKILL)
+            # As a GUI does: the engine's process, not its group (the helpers must
+            # notice, end and remove the shared table's name themselves).
+            process.kill()
             out, err = process.communicate(timeout=QUIT_WAIT_S)
         else:
             script += "stop\nisready\nquit\n"
