@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Optional, TextIO, TypeVar
 
 import chess
 import chess.pgn
@@ -197,10 +197,28 @@ class _ReadGame(chess.pgn.Game):
     """Ply of the main line at which its first error (an illegal move...) came."""
 
 
-class _QuietGameBuilder(chess.pgn.GameBuilder[_ReadGame]):
-    """python-chess's game builder without its log line per error (the errors stay
-    in ``Game.errors``, which ``read_games`` reports as one line per game), which
-    notes where the main line broke and survives unbalanced parentheses."""
+_GameT = TypeVar("_GameT", bound=chess.pgn.Game)
+
+
+class TolerantGameBuilder(chess.pgn.GameBuilder[_GameT]):
+    """python-chess's game builder, safe from unbalanced parentheses: python-chess
+    1.11 can close one variation more than it opened after an error inside one
+    ("1. e4 e5 (*) )") and then fails with an IndexError; here the main line stays.
+    Every PGN reader of the project builds on it."""
+
+    def end_variation(self) -> None:
+        if len(self.variation_stack) > 1:
+            self.variation_stack.pop()
+
+    def visit_nag(self, nag: int) -> None:
+        if self.variation_stack:
+            super().visit_nag(nag)
+
+
+class _QuietGameBuilder(TolerantGameBuilder[_ReadGame]):
+    """The tolerant builder without python-chess's log line per error (the errors
+    stay in ``Game.errors``, which ``read_games`` reports as one line per game),
+    which notes where the main line broke."""
 
     def __init__(self) -> None:
         super().__init__(Game=_ReadGame)
@@ -208,16 +226,6 @@ class _QuietGameBuilder(chess.pgn.GameBuilder[_ReadGame]):
     def visit_header(self, tagname: str, tagvalue: str) -> None:
         self.game.tags_read += 1
         super().visit_header(tagname, tagvalue)
-
-    def end_variation(self) -> None:
-        # python-chess 1.11 can close one variation more than it opened after an
-        # error inside one ("1. e4 e5 (*) )"): the main line stays.
-        if len(self.variation_stack) > 1:
-            self.variation_stack.pop()
-
-    def visit_nag(self, nag: int) -> None:
-        if self.variation_stack:
-            super().visit_nag(nag)
 
     def handle_error(self, error: Exception) -> None:
         if len(self.variation_stack) == 1 and self.game.broken_at is None:

@@ -17,6 +17,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from engine.analysis.inputs import TolerantGameBuilder
+
 from .errors import MatchError
 
 DEFAULT_OPENINGS = Path(__file__).resolve().parent / "openings" / "noob3_500.epd"
@@ -81,17 +83,9 @@ def _check_not_over(board: chess.Board, where: str) -> None:
 _NON_SPACE = re.compile(r"\S")
 
 
-class _GameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
-    """python-chess's builder, quiet (the first error is raised as a MatchError) and
-    safe from its IndexError on a ``)`` too many after an error ("1. e4 (*) )")."""
-
-    def end_variation(self) -> None:
-        if len(self.variation_stack) > 1:
-            self.variation_stack.pop()
-
-    def visit_nag(self, nag: int) -> None:
-        if self.variation_stack:
-            super().visit_nag(nag)
+class _GameBuilder(TolerantGameBuilder[chess.pgn.Game]):
+    """The engine's tolerant builder, quiet (the first error is raised as a
+    MatchError)."""
 
     def handle_error(self, error: Exception) -> None:
         self.game.errors.append(error)

@@ -76,7 +76,6 @@ from ..tuning.make_tuning_data import (
     Config,
     GameRunner,
     is_quiet,
-    load_openings,
     start_engine,
 )
 from .dataset import (
@@ -475,15 +474,7 @@ def generate(args: Any) -> Tally:
     out: Path = args.out
     play = None
     if args.games:
-        play = Config(
-            engine_argv=engine_command(args.engine),
-            openings=load_openings(Path(args.openings)),
-            nodes=args.nodes,
-            seed=args.seed,
-            random_plies=args.random_plies,
-            max_plies=args.max_plies,
-            skip_plies=args.skip_plies,
-        )
+        play = Config.from_args(args)
     settings = Settings(
         play,
         _teacher_command(args.teacher) if not args.label_from_play else [],

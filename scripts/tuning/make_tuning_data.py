@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import chess
 import chess.engine
@@ -92,6 +92,19 @@ class Config(NamedTuple):
     random_plies: int
     max_plies: int
     skip_plies: int
+
+    @classmethod
+    def from_args(cls, args: Any) -> Config:
+        """The play settings of this tool's arguments (datagen takes the same ones)."""
+        return cls(
+            engine_argv=engine_command(args.engine),
+            openings=load_openings(Path(args.openings)),
+            nodes=args.nodes,
+            seed=args.seed,
+            random_plies=args.random_plies,
+            max_plies=args.max_plies,
+            skip_plies=args.skip_plies,
+        )
 
 
 class GameRecord(NamedTuple):
@@ -343,15 +356,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     start = time.monotonic()
     try:
-        config = Config(
-            engine_argv=engine_command(args.engine),
-            openings=load_openings(Path(args.openings)),
-            nodes=args.nodes,
-            seed=args.seed,
-            random_plies=args.random_plies,
-            max_plies=args.max_plies,
-            skip_plies=args.skip_plies,
-        )
+        config = Config.from_args(args)
         records = _play_all(config, args.games, args.workers, args.first_game)
         positions, tally = _write(records, Path(args.out), args.games)
     except REPORTED_FAILURES as exc:
