@@ -100,6 +100,35 @@ def _add_limits(parser: argparse.ArgumentParser, mate: bool = True) -> None:
     if mate:
         group.add_argument("--mate", type=_positive, metavar="N", help="look for mate in N")
     parser.add_argument("--hash", type=_hash_mb, default=16, metavar="MB", help="TT size")
+    _add_evaluation(parser)
+
+
+def _add_evaluation(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--nnue", action="store_true", help="evaluate with the network (UCI: Use NNUE)"
+    )
+    parser.add_argument(
+        "--eval-file",
+        default="",
+        metavar="FILE",
+        help="the network for --nnue (default: the shipped one; UCI: EvalFile)",
+    )
+
+
+def _network(args: argparse.Namespace, errors: Callable[[str], None]) -> tuple[bool, Optional[str]]:
+    """(usable, the network file or None for the hand-written evaluation); a file that
+    cannot be a network is one error line, before any work."""
+    if not args.nnue:
+        return True, None
+    from engine.core.nnue import NetworkError, load, network_file
+
+    path = str(network_file(args.eval_file))
+    try:
+        load(path)
+    except NetworkError as exc:
+        errors(f"--eval-file: {exc}")
+        return False, None
+    return True, path
 
 
 def _limit(args: argparse.Namespace) -> chess.engine.Limit:
@@ -295,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="searchers (Lazy SMP helpers beyond 1; nodes then vary)",
     )
+    _add_evaluation(bench)
     compile_ = _command(
         commands,
         "compile",
@@ -484,7 +514,10 @@ def _analyse(args: argparse.Namespace) -> int:
                 )
                 return EXIT_USAGE
         tasks = [task for task in tasks if task.index not in done]
-    settings = BatchSettings(_limit(args), args.multipv, args.hash, args.threads)
+    usable, network = _network(args, errors)
+    if not usable:
+        return EXIT_USAGE
+    settings = BatchSettings(_limit(args), args.multipv, args.hash, args.threads, network)
     try:
         stream, close = _open_output(args.output, append=args.resume and bool(done))
     except OSError as exc:
@@ -582,6 +615,9 @@ def _annotate(args: argparse.Namespace) -> int:
         if problem:
             errors(problem)
             return EXIT_USAGE
+    usable, network = _network(args, errors)
+    if not usable:
+        return EXIT_USAGE
     limit = _limit(args)
     label = f"Cutoff {__version__}, " + _describe(limit)
     try:
@@ -592,7 +628,10 @@ def _annotate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     games = 0
     try:
-        with _signals_stop_the_run(), Analyser(args.hash) as analyser:
+        with (
+            _signals_stop_the_run(),
+            Analyser(args.hash, use_nnue=network is not None, eval_file=network) as analyser,
+        ):
             for number, game in _games(args.pgn, errors):
                 plies = sum(1 for _ in game.mainline_moves()) + 1
                 bar = _progress(plies, args.quiet, "pos")
@@ -744,7 +783,10 @@ def _bench(args: argparse.Namespace) -> int:
     from engine.play.bench import BENCH_FENS, run_bench
 
     fens = BENCH_FENS[: args.positions] if args.positions else None
-    _write_line(f"Build: {build_description()}")
+    usable, network = _network(args, _Errors("cutoff bench"))
+    if not usable:
+        return EXIT_USAGE
+    _write_line(f"Build: {build_description()}" + (f"; network {network}" if network else ""))
     run_bench(
         depth=args.depth,
         hash_mb=args.hash,
@@ -752,6 +794,7 @@ def _bench(args: argparse.Namespace) -> int:
         selective=not args.plain,
         fens=fens,
         threads=args.threads,
+        network=network,
     )
     return EXIT_OK
 

@@ -55,6 +55,8 @@ COMPILED_MODULES = (
     "evaluate",
     "features",
     "movepick",
+    "nnue",
+    "nnue_eval",
     "position",
     "search",
     "see",

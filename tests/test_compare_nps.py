@@ -41,3 +41,25 @@ def test_a_broken_build_is_reported(tmp_path: Path) -> None:
     done = run_repo_script("speed.compare_nps", str(REPO), str(tmp_path), "--depth", "1")
     assert done.returncode == 1
     assert "bench failed in" in done.stderr and "broken build" in done.stderr
+
+
+def test_extra_bench_arguments_per_build(tmp_path: Path) -> None:
+    """``DIR::ARGS``: the same checkout with its network against its hand-written
+    evaluation (different trees, so different node counts)."""
+    from scripts.training.bench_accumulator import random_network
+
+    net = tmp_path / "random.nnue"
+    random_network(32, seed=5).write(net)
+    done = run_repo_script(
+        "speed.compare_nps",
+        str(REPO),
+        f"{REPO}::--nnue --eval-file {net}",
+        "--depth",
+        "2",
+        "--rounds",
+        "1",
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    base, other = done.stdout.strip().splitlines()[-2:]
+    assert base.split()[1] != other.split()[1], done.stdout

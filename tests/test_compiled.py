@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 
 from engine import compiled
+from scripts.training.bench_accumulator import random_network
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+MODULES = len(compiled.COMPILED_MODULES)
 
 
 PACKAGE_PATH = compiled.COMPILED_PACKAGE.split(".")
@@ -291,12 +293,17 @@ def test_compile_for_real(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     interpreted = _cutoff(tmp_path, "bench", "--depth", "5")
     assert interpreted.returncode == 0, interpreted.stderr
+    # The network's accumulators (Position) and output layer (nnue_eval) compiled too.
+    random_network(64, seed=68).write(tmp_path / "random.nnue")
+    nnue_bench = ("bench", "--depth", "4", "--nnue", "--eval-file", str(tmp_path / "random.nnue"))
+    interpreted_nnue = _cutoff(tmp_path, *nnue_bench)
+    assert interpreted_nnue.returncode == 0, interpreted_nnue.stderr
     # --no-chess: the engine-only build, which is all the cutoff process has then.
     only = _cutoff(tmp_path, "compile", "--no-chess", timeout=1800)
     assert only.returncode == 0, only.stdout + only.stderr
     assert not (pkg / compiled.FULL_DIR).exists()
     status = _cutoff(tmp_path, "compile", "--status")
-    assert "compiled by mypyc (8 modules)\n" in status.stdout, status.stdout
+    assert f"compiled by mypyc ({MODULES} modules)\n" in status.stdout, status.stdout
     assert "the build with python-chess: not compiled" in status.stdout
     result = _cutoff(tmp_path, "compile", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -307,8 +314,11 @@ def test_compile_for_real(tmp_path: Path) -> None:
         assert (pkg / (module + SUFFIX)).exists()
     fast = _cutoff(tmp_path, "bench", "--depth", "5")
     assert fast.returncode == 0, fast.stderr
-    assert "Build: compiled by mypyc (8 modules, with python-chess)" in fast.stdout
+    assert f"Build: compiled by mypyc ({MODULES} modules, with python-chess)" in fast.stdout
     assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
+    fast_nnue = _cutoff(tmp_path, *nnue_bench)
+    assert "with python-chess); network" in fast_nnue.stdout, fast_nnue.stdout
+    assert _bench_nodes(fast_nnue.stdout) == _bench_nodes(interpreted_nnue.stdout)
     # A script that imports engine runs the engine-only build, on the installed
     # python-chess.
     script = (
@@ -319,7 +329,7 @@ def test_compile_for_real(tmp_path: Path) -> None:
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
     )
     assert alone.returncode == 0, alone.stderr
-    assert alone.stdout.startswith("compiled by mypyc (8 modules) "), alone.stdout
+    assert alone.stdout.startswith(f"compiled by mypyc ({MODULES} modules) "), alone.stdout
     assert compiled.FULL_DIR not in alone.stdout
     # The compiled python-chess keeps the game's history in a copy: a repetition is
     # a draw, as interpreted.

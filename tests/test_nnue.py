@@ -10,6 +10,8 @@ import chess
 import numpy as np
 
 from engine.core import nnue
+from engine.core.nnue_eval import NetworkEvaluator
+from engine.core.position import Position
 from scripts.training.bench_accumulator import random_network
 
 POSITIONS = [
@@ -45,6 +47,9 @@ def test_mirror_scores_the_same_exactly() -> None:
 
 
 def check_line(net: nnue.Network, board: chess.Board, moves: list[chess.Move]) -> None:
+    """Both incremental forms give the from-scratch score after every move and back:
+    the stand-alone Accumulator, and the search's (Position's make and unmake read
+    by NetworkEvaluator), with a null move after each move for the latter."""
     acc = nnue.Accumulator(net, board)
     start = net.evaluate(board)
     for move in moves:
@@ -55,6 +60,21 @@ def check_line(net: nnue.Network, board: chess.Board, moves: list[chess.Move]) -
         board.pop()
         acc.pop()
     assert acc.evaluate(board.turn) == start
+
+    evaluator = NetworkEvaluator(net, cache_bits=0)
+    pos = Position(board.copy(), evaluator.incremental)
+    for move in moves:
+        pos.push(move)
+        assert not pos.state_errors(), (pos.board.fen(), move.uci())
+        assert evaluator.evaluate(pos) == net.evaluate(pos.board), (pos.board.fen(), move.uci())
+        if not pos.board.is_check():
+            pos.push_null()
+            assert evaluator.evaluate(pos) == net.evaluate(pos.board)
+            pos.pop_null()
+    for _ in moves:
+        pos.pop()
+    assert not pos.state_errors()
+    assert evaluator.evaluate(pos) == start
 
 
 def test_incremental_matches_scratch_through_every_kind_of_move() -> None:

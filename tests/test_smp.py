@@ -15,6 +15,7 @@ import sys
 import time
 from multiprocessing import shared_memory
 from pathlib import Path
+from typing import Optional
 
 import chess
 import pytest
@@ -245,7 +246,9 @@ class _StubPool:
         self.result = result
         self.told: list[int] = []
 
-    def start(self, board: chess.Board, max_depth: int, age: int) -> None:
+    def start(
+        self, board: chess.Board, max_depth: int, age: int, network: Optional[str] = None
+    ) -> None:
         pass
 
     def stop(self) -> None:

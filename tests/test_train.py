@@ -54,9 +54,14 @@ def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
         "1",
         "--plot",
         str(plot),
+        "--scale",
+        "hand",
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
+    # --scale hand: the file's cp per unit is the hand-written evaluation's best K.
+    hand_line = next(line for line in lines if "at its best K" in line)
+    hand_k = int(float(hand_line.split("at its best K ")[1]))
     # "epoch E train LOSS validation LOSS (S s)"
     epochs = [line.split() for line in lines if line.startswith("epoch ")]
     train = [float(words[3]) for words in epochs]
@@ -65,6 +70,7 @@ def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
     assert plot.stat().st_size > 1000
 
     net = nnue.load(out)
+    assert net.scale == hand_k and f"{hand_k} cp per unit" in done.stdout
     assert net.hidden == 8 and out.stat().st_size == 8 + 24 + 2 * (768 * 8 + 8 + 16) + 4
     # The engine's integer evaluation is the trainer's quantised one, position by position.
     arrays = Data([data], None)

@@ -83,6 +83,8 @@ def test_d_eval_perft_bench_in_uci(tmp_path: Path) -> None:
     assert any(line.startswith("mobility_knight ") for line in terms)
     _, second, _ = eng.expect("Evaluation:")
     assert "side to move" in first and "white" in second
+    _, using, _ = eng.expect("Searching with:")
+    assert using == "Searching with: the hand-written evaluation (Use NNUE is off)"
     eng.send("go perft 2")
     _, total, seen = eng.expect("Nodes searched:")
     assert total == "Nodes searched: 2039"

@@ -58,6 +58,7 @@ from engine.core.wdl import search_wdl
 from engine.play.boards import unplayable_problems
 from engine.play.controller import Controller
 from engine.play.options import (
+    EVAL_FILE,
     GAVIOTA_PATH,
     HASH,
     MOVE_OVERHEAD,
@@ -67,6 +68,7 @@ from engine.play.options import (
     THREADS,
     UCI_ANALYSE_MODE,
     UCI_CHESS960,
+    USE_NNUE,
     Options,
 )
 from engine.play.uci_text import BestMove, legal_pv
@@ -373,7 +375,12 @@ class GamePosition:
 
 
 class Analyser:
-    """Cutoff in this process, answering like python-chess's ``SimpleEngine``."""
+    """Cutoff in this process, answering like python-chess's ``SimpleEngine``.
+
+    ``use_nnue`` chooses the learned evaluation (``eval_file``: its network file,
+    default the shipped one) or the hand-written one, as the UCI options ``Use NNUE``
+    and ``EvalFile`` do; None keeps the engine's default.
+    """
 
     def __init__(
         self,
@@ -381,6 +388,8 @@ class Analyser:
         *,
         threads: int = 1,
         syzygy_path: Optional[str] = None,
+        use_nnue: Optional[bool] = None,
+        eval_file: Optional[str] = None,
     ) -> None:
         _whole("threads", threads, 1, ValueError)
         self._options = Options()
@@ -406,6 +415,11 @@ class Analyser:
                 settings[THREADS] = threads
         if syzygy_path is not None:
             settings[SYZYGY_PATH] = syzygy_path
+        # The file first: turning the network on then loads the right one, once.
+        if eval_file is not None:
+            settings[EVAL_FILE] = eval_file
+        if use_nnue is not None:
+            settings[USE_NNUE] = use_nnue
         try:
             self.configure(settings)
         except BaseException:
@@ -430,7 +444,8 @@ class Analyser:
         out of range is clamped as in UCI. ``MultiPV``, ``Ponder``, ``UCI_Chess960``
         and ``UCI_AnalyseMode`` are set by each call and refused here, as are
         unknown names and values of the wrong type (``ValueError``); a table path
-        with no tables in it raises ``ValueError`` naming what was wrong.
+        with no tables in it, or ``Use NNUE`` with no network ``EvalFile`` can load,
+        raises ``ValueError`` naming what was wrong.
         """
         with self._claim():
             for name, value in options.items():
@@ -440,17 +455,20 @@ class Analyser:
                 raw = str(value).lower() if isinstance(value, bool) else value
                 self._output.messages = []
                 self._controller.set_option(name, None if raw is None else str(raw))
-                if spec is not None and raw and not self._has_tables(spec.name):
+                if spec is not None and raw and not self._took_effect(spec.name):
                     notes = [m.removeprefix("info string ") for m in self._output.messages]
-                    raise ValueError("; ".join(notes) or f"{spec.name}: no tables in {raw}")
+                    raise ValueError("; ".join(notes) or f"{spec.name}: nothing usable in {raw}")
 
-    def _has_tables(self, option: str) -> bool:
-        """False when ``option`` is a table path and no table of that kind is open."""
+    def _took_effect(self, option: str) -> bool:
+        """False when ``option`` is a table path and no table of that kind is open, or
+        the network is on and none could be loaded."""
         tables = self._controller.tablebases
         if option == SYZYGY_PATH:
             return tables.syzygy is not None
         if option == GAVIOTA_PATH:
             return tables.gaviota is not None
+        if option in (USE_NNUE, EVAL_FILE) and self._options.get_bool(USE_NNUE):
+            return self._controller.network_path is not None
         return True
 
     def clear(self) -> None:

@@ -20,7 +20,7 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Optional, TextIO
 
 import chess
 import chess.engine
@@ -41,6 +41,8 @@ class BatchSettings:
     hash_mb: int = 16
     threads: int = 1
     """Lazy SMP processes per position (engine.play.smp), in every worker."""
+    network: Optional[str] = None
+    """The network file evaluating (engine.core.nnue); None: the hand-written evaluation."""
 
 
 def score_fields(score: chess.engine.PovScore, turn: chess.Color) -> tuple[Record, Record]:
@@ -114,10 +116,15 @@ def analyse_task(analyser: Analyser, task: PositionTask, settings: BatchSettings
 def analyse_chunk(settings: BatchSettings, tasks: list[PositionTask]) -> list[Record]:
     """The execution layer's task: a chunk of positions, with this process's analyser."""
     state = worker_state()
-    key = f"analyser:{settings.hash_mb}:{settings.threads}"
+    key = f"analyser:{settings.hash_mb}:{settings.threads}:{settings.network}"
     analyser = state.get(key)
     if analyser is None:
-        analyser = state[key] = Analyser(settings.hash_mb, threads=settings.threads)
+        analyser = state[key] = Analyser(
+            settings.hash_mb,
+            threads=settings.threads,
+            use_nnue=settings.network is not None,
+            eval_file=settings.network,
+        )
     return [analyse_task(analyser, task, settings) for task in tasks]
 
 

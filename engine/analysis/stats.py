@@ -42,6 +42,7 @@ import chess
 from engine.analysis.plots import use_file_backend
 from engine.analysis.textbook import ALL, CUT, PV, Counts, TextbookSearch
 from engine.core.movepick import move_code
+from engine.core.nnue import Incremental
 from engine.core.position import Position
 from engine.core.search import SearchControl, Searcher, SearchParams
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
@@ -111,8 +112,8 @@ class _Observer:
 class _ObservedPosition(Position):
     observer: Optional[_Observer] = None
 
-    def __init__(self, board: chess.Board) -> None:
-        super().__init__(board)
+    def __init__(self, board: chess.Board, network: Optional[Incremental] = None) -> None:
+        super().__init__(board, network)
         self.ply = 0
         if self.observer is not None:
             self.observer.position = self

@@ -29,27 +29,31 @@ with the accumulator in units of 1/QA (clipped to [0, QA]), the output weights i
 units of 1/QB, and ``cp = (dot + bias) * scale // (QA * QB)``.
 
 This module owns the format, loading and writing it, and evaluating a position with
-it (from scratch, and with an accumulator updated move by move). It must not search
-and is not the engine's default evaluation (engine.core.evaluate is).
+it: from scratch (``Network.evaluate``), with a stand-alone accumulator updated move
+by move (``Accumulator``, for tools and tests), and the columns from which
+``engine.core.position`` keeps the search's accumulators in its make and unmake
+(``Incremental``; engine.core.nnue_eval reads them). It must not search, and it does
+not decide which evaluation plays (the ``Use NNUE`` option does).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Final, Union
 
 import chess
 import numpy as np
 import numpy.typing as npt
 
-MAGIC = b"CUTNNUE1"
-INPUTS = 768
-_HEADER = struct.Struct("<5Ii")
-# python-chess piece types 1..6 -> 0..5.
-_TYPE_INDEX = {chess.PAWN: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3}
-_TYPE_INDEX.update({chess.QUEEN: 4, chess.KING: 5})
+MAGIC: Final = b"CUTNNUE1"
+INPUTS: Final = 768
+_HEADER: Final = struct.Struct("<5Ii")
+MAX_HIDDEN: Final = 4096
+MAX_FILE_BYTES: Final = 8 + 24 + 2 * (INPUTS * MAX_HIDDEN + 3 * MAX_HIDDEN) + 4
 
 
 class NetworkError(ValueError):
@@ -72,7 +76,7 @@ def features(board: chess.Board, perspective: chess.Color) -> list[int]:
     ]
 
 
-MIRROR = [
+MIRROR: Final = [
     feature(chess.BLACK, c, t, s) for c in (True, False) for t in range(1, 7) for s in range(64)
 ]
 """White's feature index -> Black's for the same piece (a White-perspective index is
@@ -137,10 +141,22 @@ class Network:
 
 # ----------------------------------------------------------------- incremental form
 
-LANE_BITS = 16
-LANE_OFFSET = 1 << (LANE_BITS - 1)
+LANE_BITS: Final = 16
+LANE_OFFSET: Final = 1 << (LANE_BITS - 1)
 """Each lane of a packed accumulator holds value + LANE_OFFSET in [0, 2**16): the
 feature weights are clipped in training so that |value| < 2**15."""
+
+
+def check_lanes(net: Network) -> None:
+    """NetworkError unless every accumulator fits its 16-bit lane.
+
+    A lane holds its value + 2**15: the widest accumulator (bias and 32 pieces) must
+    stay below 2**15 in magnitude, which training's weight clipping ensures."""
+    bound = int(np.abs(net.ft_bias.astype(np.int64)).max()) + 32 * int(
+        np.abs(net.ft_weights.astype(np.int64)).max()
+    )
+    if bound >= LANE_OFFSET:
+        raise NetworkError(f"weights too large for 16-bit lanes (up to {bound})")
 
 
 def pack(values: list[int]) -> int:
@@ -193,13 +209,7 @@ class Accumulator:
 
     def __init__(self, net: Network, board: chess.Board) -> None:
         self.net = net
-        # A lane holds its value + 2**15: the widest accumulator (bias and 32 pieces)
-        # must stay below 2**15 in magnitude, which training's weight clipping ensures.
-        bound = int(np.abs(net.ft_bias.astype(np.int64)).max()) + 32 * int(
-            np.abs(net.ft_weights.astype(np.int64)).max()
-        )
-        if bound >= LANE_OFFSET:
-            raise NetworkError(f"weights too large for 16-bit lanes (up to {bound})")
+        check_lanes(net)
         weights = net.ft_weights.tolist()
         self.columns = [pack(column) for column in weights]
         self.mirror = [self.columns[MIRROR[f]] for f in range(INPUTS)]
@@ -245,9 +255,72 @@ class Accumulator:
         return dot * net.scale // (net.qa * net.qb)
 
 
+# ------------------------------------------------------------------- in the search
+
+
+class Incremental:
+    """The network's feature columns as ``Position`` adds them.
+
+    ``white[i]`` and ``black[i]`` are the packed columns (16-bit lanes, see ``pack``)
+    of the piece with Position's index ``i = (2 * (type - 1) + colour) * 64 + square``
+    (MG_TABLE's order, colour 1 for White) as White and as Black see it: a move's
+    update is the same index arithmetic as the piece-square sums'.
+    """
+
+    __slots__ = ("bias", "black", "white")
+
+    def __init__(self, net: Network) -> None:
+        check_lanes(net)
+        columns = [pack(column) for column in net.ft_weights.tolist()]
+        self.white = [0] * INPUTS
+        self.black = [0] * INPUTS
+        for colour in (chess.WHITE, chess.BLACK):
+            for piece_type in range(1, 7):
+                for square in range(64):
+                    index = (2 * (piece_type - 1) + int(colour)) * 64 + square
+                    self.white[index] = columns[feature(chess.WHITE, colour, piece_type, square)]
+                    self.black[index] = columns[feature(chess.BLACK, colour, piece_type, square)]
+        self.bias = pack(net.ft_bias.tolist()) + pack([LANE_OFFSET] * net.hidden)
+
+    def accumulators(self, board: chess.Board) -> tuple[int, int]:
+        """White's and Black's accumulators of ``board``, from scratch."""
+        white = black = self.bias
+        for square, piece in board.piece_map().items():
+            index = (2 * (piece.piece_type - 1) + int(piece.color)) * 64 + square
+            white += self.white[index]
+            black += self.black[index]
+        return white, black
+
+
+SHIPPED_NETWORK: Final = Path(__file__).with_name("cutoff.nnue")
+"""The network the package ships (the ``EvalFile`` option's default)."""
+
+
+def network_file(name: str) -> Path:
+    """Where ``EvalFile``'s value points: the shipped network for an empty value, the
+    path itself when it exists, else a bare file name in the shipped network's folder
+    (as Stockfish looks beside its binary); else the path as given, which ``load``
+    then reports."""
+    name = name.strip()
+    if not name or name == "<default>":
+        return SHIPPED_NETWORK
+    path = Path(name).expanduser()
+    if path.exists():
+        return path
+    if path.name == name and SHIPPED_NETWORK.with_name(name).exists():
+        return SHIPPED_NETWORK.with_name(name)
+    return path
+
+
 def load(path: Union[str, Path]) -> Network:
     """Read a network file; NetworkError with the file's name when it is not one."""
     try:
+        info = os.stat(path)
+        # Never open a FIFO or a device (it could block), nor read a huge file.
+        if not stat.S_ISREG(info.st_mode):
+            raise NetworkError(f"{path}: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise NetworkError(f"{path}: {info.st_size} bytes, too large for a network")
         data = Path(path).read_bytes()
     except OSError as exc:
         raise NetworkError(f"{path}: cannot read: {exc.strerror or exc}") from None
@@ -258,7 +331,7 @@ def load(path: Union[str, Path]) -> Network:
         raise NetworkError(f"{path}: truncated header")
     inputs, hidden, qa, qb, scale, _ = _HEADER.unpack_from(data, offset)
     offset += _HEADER.size
-    if inputs != INPUTS or not 1 <= hidden <= 4096 or qa <= 0 or qb <= 0 or scale <= 0:
+    if inputs != INPUTS or not 1 <= hidden <= MAX_HIDDEN or qa <= 0 or qb <= 0 or scale <= 0:
         raise NetworkError(f"{path}: bad header ({inputs} inputs, {hidden} hidden)")
     expected = offset + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4
     if len(data) != expected:

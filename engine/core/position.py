@@ -7,7 +7,10 @@
   rights, Polyglot's en passant rule, promotions and null moves included);
 - ``mg``, ``eg``, ``phase``: tapered material + piece-square sums (White's view);
 - ``keys``: the key history (game history from the last irreversible move, then
-  the search path), used for repetition detection without ``Board.is_repetition``.
+  the search path), used for repetition detection without ``Board.is_repetition``;
+- ``acc_white``, ``acc_black``: with a network (``engine.core.nnue.Incremental``),
+  its two accumulators, each one packed integer, added to and subtracted from with
+  the same piece indices as the sums above (never recomputed from scratch).
 
 Every delta is computed from the board *before* the push, with one or two
 ``piece_type_at`` calls, because a full recomputation (``zobrist_hash`` scans
@@ -22,13 +25,16 @@ except in ``__init__`` and ``state_errors``.
 
 from __future__ import annotations
 
-from typing import Final, Optional
+from typing import TYPE_CHECKING, Final, Optional
 
 import chess
 import chess.polyglot
 
 from engine.core.features import PHASE_WEIGHT
 from engine.core.psqt import EG_TABLE, MG_TABLE
+
+if TYPE_CHECKING:
+    from engine.core.nnue import Incremental  # numpy: not needed at run time here
 
 ZOBRIST: Final = chess.polyglot.POLYGLOT_RANDOM_ARRAY
 _TURN_KEY: Final = ZOBRIST[780]
@@ -237,9 +243,10 @@ def _unmake(board: chess.Board, undo: _Undo) -> None:
 
 
 class Position:
-    """A board with its incremental key, evaluation sums and key history."""
+    """A board with its incremental key, evaluation sums, key history and (given a
+    network) the network's accumulators."""
 
-    def __init__(self, board: chess.Board) -> None:
+    def __init__(self, board: chess.Board, network: Optional[Incremental] = None) -> None:
         # Raw castling rights must be clean, so that the rights python-chess keeps
         # after each push are exactly what the key hashes.
         board.castling_rights = board.clean_castling_rights()
@@ -248,6 +255,14 @@ class Position:
         self._ep_key = ep_key(board)
         self._stack: list[tuple[int, int, int, int, int, Optional[_Undo]]] = []
         self.keys: list[int] = [*self._history_keys(board), self.key]
+        self.network = network
+        self.acc_white = 0
+        self.acc_black = 0
+        if network is not None:
+            self.acc_white, self.acc_black = network.accumulators(board)
+        # Kept apart from _stack so that the hand-written evaluation's searches do not
+        # carry two more fields per move.
+        self._acc_stack: list[tuple[int, int]] = []
 
     @staticmethod
     def _history_keys(board: chess.Board) -> list[int]:
@@ -277,6 +292,10 @@ class Position:
         phase = self.phase
         to_bb = _BB_SQUARES[to_sq]
         undo: Optional[_Undo] = None
+        # Piece indices (as MG_TABLE's) for the network: the moved piece leaves
+        # from_index; a rook moves (castling) or a piece is taken (-1: none).
+        from_index = base + from_sq
+        rook_from_index = rook_to_index = captured_index = -1
 
         if piece_type == _KING and (to_bb & board.occupied_co[us] or abs(to_sq - from_sq) == 2):
             # Castling: king-takes-rook (Chess960 form) or two squares (standard form).
@@ -290,6 +309,8 @@ class Position:
             else:
                 king_to, rook_to = rank_base + 2, rank_base + 3
             rook_base = (2 * _ROOK - 2 + us) * 64
+            rook_from_index = rook_base + rook_from
+            rook_to_index = rook_base + rook_to
             key ^= ZOBRIST[rook_base + rook_from] ^ ZOBRIST[rook_base + rook_to]
             mg += MG_TABLE[rook_base + rook_to] - MG_TABLE[rook_base + rook_from]
             eg += EG_TABLE[rook_base + rook_to] - EG_TABLE[rook_base + rook_from]
@@ -305,6 +326,7 @@ class Position:
                 captured = 0
             if captured:
                 cap_base = (2 * captured - 2 + (not us)) * 64
+                captured_index = cap_base + cap_sq
                 key ^= ZOBRIST[cap_base + cap_sq]
                 mg -= MG_TABLE[cap_base + cap_sq]
                 eg -= EG_TABLE[cap_base + cap_sq]
@@ -335,6 +357,24 @@ class Position:
         self.eg = eg
         self.phase = phase
         self.keys.append(key)
+        network = self.network
+        if network is not None:
+            white = self.acc_white
+            black = self.acc_black
+            self._acc_stack.append((white, black))
+            columns_white = network.white
+            columns_black = network.black
+            to_index = base + to_sq
+            white += columns_white[to_index] - columns_white[from_index]
+            black += columns_black[to_index] - columns_black[from_index]
+            if captured_index >= 0:
+                white -= columns_white[captured_index]
+                black -= columns_black[captured_index]
+            elif rook_from_index >= 0:
+                white += columns_white[rook_to_index] - columns_white[rook_from_index]
+                black += columns_black[rook_to_index] - columns_black[rook_from_index]
+            self.acc_white = white
+            self.acc_black = black
 
     def pop(self) -> None:
         """Unmake the last move (or null move)."""
@@ -344,10 +384,14 @@ class Position:
         else:
             _unmake(self.board, undo)
         self.keys.pop()
+        if self.network is not None:
+            self.acc_white, self.acc_black = self._acc_stack.pop()
 
     def push_null(self) -> None:
         """Pass the turn: only the side to move and the en passant part change."""
         self._stack.append((self.key, self.mg, self.eg, self.phase, self._ep_key, None))
+        if self.network is not None:
+            self._acc_stack.append((self.acc_white, self.acc_black))
         board = self.board
         board.push(chess.Move.null())
         # No repetition reaches back across a pass: the positions before it were not
@@ -392,4 +436,8 @@ class Position:
                 errors.append(f"{name}: incremental {have:#x} != from scratch {want:#x}")
         if self.keys[-1] != self.key:
             errors.append("key history does not end with the current key")
+        if self.network is not None:
+            white, black = self.network.accumulators(self.board)
+            if (self.acc_white, self.acc_black) != (white, black):
+                errors.append("network accumulators differ from the board's")
         return errors

@@ -67,6 +67,8 @@ from engine.core.movepick import (
     quiet_checks,
     update_history,
 )
+from engine.core.nnue import Incremental, Network
+from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import Position
 from engine.core.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
 from engine.core.see import SEE_VALUES, see_ge
@@ -256,6 +258,9 @@ class Searcher:
     def __init__(self, tt: TranspositionTable) -> None:
         self.tt = tt
         self.evaluator = Evaluator()
+        """The hand-written evaluation, or a network's (``use_network``)."""
+        self.network: Optional[Incremental] = None
+        """The network's columns when it evaluates: positions keep its accumulators."""
         self.history = movepick.new_history()
         self.counter_moves = movepick.new_counter_moves()
         self.nodes = 0
@@ -286,6 +291,17 @@ class Searcher:
         """The iteration to search after a completed depth, when not the next one
         (Lazy SMP helpers keep ahead of the main search)."""
 
+    def use_network(self, net: Optional[Network]) -> None:
+        """Evaluate with ``net`` from the next search on; None: the hand-written
+        evaluation."""
+        if net is None:
+            self.evaluator = Evaluator()
+            self.network = None
+        else:
+            evaluator = NetworkEvaluator(net)
+            self.evaluator = evaluator
+            self.network = evaluator.incremental
+
     def new_game(self) -> None:
         """Forget killers, history and counter moves (the controller clears the TT)."""
         self.history = movepick.new_history()
@@ -304,7 +320,7 @@ class Searcher:
         """Search ``board`` (a copy is made) within ``params`` and ``control``."""
         if not control.start_time:
             control.start_time = time.monotonic()
-        pos = self.position_type(board.copy())
+        pos = self.position_type(board.copy(), self.network)
         self._pos = pos
         self._tb_pieces = 0
         if self.tablebases is not None:
@@ -381,7 +397,7 @@ class Searcher:
         static evaluation (scripts/training/datagen.py). It reads and fills the TT as
         quiescence in the tree does.
         """
-        self._pos = Position(board.copy())
+        self._pos = Position(board.copy(), self.network)
         self._control = SearchControl()
         self._node_limit = None
         return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 import chess
 
+from engine.core.nnue import load as load_network
 from engine.core.search import IterationInfo, SearchControl, Searcher, SearchParams
 from engine.core.tt import BOUND_EXACT, TranspositionTable
 from engine.play.smp import HelperPool, make_pool
@@ -103,8 +104,12 @@ def run_bench(
     fens: Optional[list[str]] = None,
     threads: int = 1,
     stop: Optional[threading.Event] = None,
+    network: Optional[str] = None,
 ) -> BenchResult:
     """Search every bench position to ``depth``; report through ``out``.
+
+    ``network``: a network file to evaluate with (engine.core.nnue; the signature
+    is then that network's), None for the hand-written evaluation.
 
     ``stop``, once set, aborts the bench (see the module doc).
 
@@ -118,7 +123,8 @@ def run_bench(
     pool = make_pool(threads, hash_mb, out or (lambda _: None))
     tt = TranspositionTable(hash_mb, words=pool.table_words if pool is not None else None)
     try:
-        return _run(depth, tt, pool, out, selective, fens or BENCH_FENS, threads, stop)
+        positions = fens or BENCH_FENS
+        return _run(depth, tt, pool, out, selective, positions, threads, stop, network)
     finally:
         if pool is not None:
             tt.use(array("Q", bytes(16)))  # let go of the shared table first
@@ -147,10 +153,13 @@ def _run(
     positions: list[str],
     threads: int,
     stop: Optional[threading.Event] = None,
+    network: Optional[str] = None,
 ) -> BenchResult:
     stop = stop or threading.Event()
     searcher = Searcher(tt)
     searcher.selective = selective
+    if network is not None:
+        searcher.use_network(load_network(network))
     total_nodes = 0
     total_seconds = 0.0
     depth_nodes = [0] * depth
@@ -165,7 +174,7 @@ def _run(
         recorder = _DepthRecorder(depth)
         on_iteration: Callable[[IterationInfo], None] = recorder.on_iteration
         if pool is not None:
-            pool.start(board, depth, (tt.age + 1) & 0xFF)
+            pool.start(board, depth, (tt.age + 1) & 0xFF, network)
             on_iteration = _telling(pool, recorder.on_iteration)
         result = searcher.search(
             board, SearchParams(max_depth=depth), SearchControl(stop=stop), on_iteration

@@ -27,8 +27,12 @@ from typing import Callable, Optional, Protocol
 import chess
 
 from engine.core import timeman
+from engine.core.evaluate import evaluation_report
 from engine.core.limits import SearchLimits
 from engine.core.movepick import decode
+from engine.core.nnue import NetworkError, network_file
+from engine.core.nnue import load as load_network
+from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import REPETITION_WINDOW_PLIES
 from engine.core.score import MATE, MAX_PLY
 from engine.core.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
@@ -40,6 +44,7 @@ from engine.play.options import (
     BOOK_FILE,
     BOOK_VARIETY,
     CLEAR_HASH,
+    EVAL_FILE,
     GAVIOTA_PATH,
     HASH,
     LIMIT_STRENGTH,
@@ -53,6 +58,7 @@ from engine.play.options import (
     THREADS,
     UCI_CHESS960,
     UCI_ELO,
+    USE_NNUE,
     Options,
     OptionSpec,
     Value,
@@ -139,6 +145,10 @@ class Controller:
         """Lazy SMP helpers when Threads > 1 (their table is shared with ours)."""
         self.tablebases = Tablebases(on_fault=self.info_string)
         self.searcher.tablebases = self.tablebases
+        self.network_path: Optional[str] = None
+        """The network file the searchers evaluate with; None: the hand-written one."""
+        if self.options.get_bool(USE_NNUE):
+            self._load_network()
         self.book: Optional[OpeningBook] = None
         self._random = random.Random()
         self.board = chess.Board(chess960=self.options.get_bool(UCI_CHESS960))
@@ -252,6 +262,41 @@ class Controller:
                 self.info_string(note)
         elif spec.name == SYZYGY_PROBE_LIMIT and isinstance(value, int):
             self.tablebases.probe_limit = value
+        elif spec.name in (USE_NNUE, EVAL_FILE):
+            self._load_network()
+
+    def evaluation_lines(self) -> list[str]:
+        """``eval``: the hand-written evaluation's terms, the network's score when one
+        is loaded, and which of them the search uses."""
+        board = self.board
+        lines = evaluation_report(board)
+        evaluator = self.searcher.evaluator
+        if isinstance(evaluator, NetworkEvaluator):
+            score = evaluator.net.evaluate(board)
+            white = score if board.turn == chess.WHITE else -score
+            side = "white" if board.turn == chess.WHITE else "black"
+            lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
+            lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
+            lines.append(f"Searching with: the network {self.network_path}")
+        else:
+            lines.append("Searching with: the hand-written evaluation (Use NNUE is off)")
+        return lines
+
+    def _load_network(self) -> None:
+        """The evaluation the options ask for: EvalFile's network when Use NNUE is on
+        (one info string and the hand-written evaluation when it cannot be read)."""
+        self.network_path = None
+        if not self.options.get_bool(USE_NNUE):
+            self.searcher.use_network(None)
+            return
+        path = network_file(self.options.get_str(EVAL_FILE))
+        try:
+            self.searcher.use_network(load_network(path))
+        except NetworkError as exc:
+            self.info_string(f"EvalFile: {exc}; using the hand-written evaluation")
+            self.searcher.use_network(None)
+            return
+        self.network_path = str(path)
 
     def _hash_mb(self) -> int:
         """The Hash the table was made for (a shared one may be smaller: smp)."""
@@ -365,7 +410,7 @@ class Controller:
                 f" panic {budget.panic} max depth {params.max_depth} overhead {overhead} ms"
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
-            self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF)
+            self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF, self.network_path)
             job.helped = True
         return job
 
@@ -769,7 +814,9 @@ class Controller:
 
         def run() -> None:
             # stop and quit set _stop_other: a bench of a minute must yield to them.
-            result = run_bench(depth=depth, out=self._out.text, stop=self._stop_other)
+            result = run_bench(
+                depth=depth, out=self._out.text, stop=self._stop_other, network=self.network_path
+            )
             if result.stopped:
                 self.info_string(f"bench stopped after {result.searched} positions")
 

@@ -35,6 +35,10 @@ GAVIOTA_PATH = "GaviotaTbPath"
 LIMIT_STRENGTH = "UCI_LimitStrength"
 UCI_ELO = "UCI_Elo"
 SKILL_LEVEL = "Skill Level"
+USE_NNUE = "Use NNUE"
+EVAL_FILE = "EvalFile"
+DEFAULT_EVAL_FILE = "cutoff.nnue"
+"""The network shipped in engine/core (a bare file name is looked for there too)."""
 
 # The weakened-play range (engine.play.weakened, which is too heavy to import here).
 ELO_MIN = 1350
@@ -89,6 +93,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(LIMIT_STRENGTH, "check", False),
     OptionSpec(UCI_ELO, "spin", ELO_MAX, ELO_MIN, ELO_MAX),
     OptionSpec(SKILL_LEVEL, "spin", 20, 0, 20),
+    # The learned evaluation (engine.core.nnue) instead of the hand-written one.
+    OptionSpec(USE_NNUE, "check", False),
+    OptionSpec(EVAL_FILE, "string", DEFAULT_EVAL_FILE),
 )
 
 

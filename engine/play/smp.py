@@ -54,6 +54,8 @@ from typing import Any, Callable, Optional
 import chess
 
 from engine.core.movepick import move_code
+from engine.core.nnue import NetworkError
+from engine.core.nnue import load as load_network
 from engine.core.search import (
     IterationInfo,
     SearchAbortedError,
@@ -243,6 +245,17 @@ class _Helper:
         self._lead = 1 + index % 2
         self._parent = parent
         self._polls = 0
+        self.network: Optional[str] = None
+        """The network file evaluating (the engine checked it loads); None: hand-written."""
+
+    def use_network(self, path: Optional[str]) -> None:
+        """Evaluate as the engine does: its network file, or the hand-written evaluation
+        (also when the file fails here: it changed since the engine read it)."""
+        self.network = path
+        try:
+            self.searcher.use_network(load_network(path) if path is not None else None)
+        except NetworkError:
+            self.searcher.use_network(None)
 
     def _next_depth(self, depth: int) -> int:
         return max(depth + 1, self._header[MAIN_DEPTH_WORD] + 1 + self._lead)
@@ -326,7 +339,9 @@ def _serve(
             message = connection.recv()
             if message[0] != "go":
                 return
-            _, fen, moves, max_depth, age, start_depth = message
+            _, fen, moves, max_depth, age, start_depth, network = message
+            if network != helper.network:
+                helper.use_network(network)
             board = chess.Board(fen)
             for move in moves:
                 board.push_uci(move)
@@ -439,8 +454,11 @@ class HelperPool:
     def helpers(self) -> int:
         return len(self._helpers)
 
-    def start(self, board: chess.Board, max_depth: int, age: int) -> None:
-        """Every helper searches ``board`` (its last plies too, for repetitions)."""
+    def start(
+        self, board: chess.Board, max_depth: int, age: int, network: Optional[str] = None
+    ) -> None:
+        """Every helper searches ``board`` (its last plies too, for repetitions), with
+        the ``network`` file's evaluation (None: the hand-written one)."""
         self.wait_idle()
         self._header[STOP_WORD] = 0
         moves = [move.uci() for move in board.move_stack]
@@ -454,7 +472,8 @@ class HelperPool:
                 continue
             try:
                 # Up to two plies past max_depth, so as to stay ahead to the end.
-                connection.send(("go", fen, moves, max_depth + 2, age, 2 + index % 2))
+                start_depth = 2 + index % 2
+                connection.send(("go", fen, moves, max_depth + 2, age, start_depth, network))
                 self._busy.add(index)
             except OSError:
                 self._drop(index, "died")

@@ -391,9 +391,7 @@ class UciSession:
             for line in board_lines(controller.board):
                 self.writer.write(line)
         elif name == "eval":
-            from engine.core.evaluate import evaluation_report
-
-            for line in evaluation_report(controller.board):
+            for line in controller.evaluation_lines():
                 self.writer.write(line)
 
     def _uci(self) -> None:

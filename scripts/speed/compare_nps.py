@@ -9,14 +9,17 @@ build, one after the other; each run's nodes/s is the bench's own figure (search
 time only, not start-up). A shared machine drifts in speed from minute to minute,
 so the ratio is taken within each round, and the median and range of the rounds
 are reported. ``--cpu C`` pins every run to one core, so that a build never runs
-against a sibling on the other core. This script measures; it must not change
-the engine.
+against a sibling on the other core. A build given as ``DIR::ARGS`` adds ARGS to its
+bench command: ``. .::--nnue`` compares this checkout's hand-written evaluation with
+its network (the node counts then differ: the trees do). This script measures; it
+must not change the engine.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -28,7 +31,13 @@ NODES = re.compile(r"Nodes searched\s*:\s*(\d+)")
 NPS = re.compile(r"Nodes/second\s*:\s*(\d+)")
 
 
-def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
+def split_build(text: str) -> tuple[Path, list[str]]:
+    """``DIR`` or ``DIR::ARGS``: the build directory and the extra bench arguments."""
+    directory, _, extra = text.partition("::")
+    return Path(directory), shlex.split(extra)
+
+
+def bench(build: Path, depth: int, cpu: int | None, extra: list[str]) -> tuple[int, int]:
     """(nodes, nodes/s) of one bench run of ``build``."""
     env = dict(os.environ, PYTHONPATH=str(build))
 
@@ -37,7 +46,7 @@ def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
             os.sched_setaffinity(0, {cpu})
 
     done = subprocess.run(
-        [sys.executable, "-m", "engine", "bench", "--depth", str(depth)],
+        [sys.executable, "-m", "engine", "bench", "--depth", str(depth), *extra],
         cwd=str(build),
         env=env,
         capture_output=True,
@@ -54,14 +63,17 @@ def bench(build: Path, depth: int, cpu: int | None) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ToolParser(prog="compare_nps", description=__doc__.splitlines()[0])
-    parser.add_argument("builds", nargs="+", type=Path, help="build directories, base first")
+    parser.add_argument(
+        "builds", nargs="+", help="build directories, base first (DIR::ARGS: extra bench args)"
+    )
     parser.add_argument("--depth", type=int, default=6, help="bench depth (default 6)")
     parser.add_argument("--rounds", type=int, default=6, help="rounds (default 6)")
     parser.add_argument("--cpu", type=int, default=None, help="pin every run to this core")
     args = parser.parse_args(argv)
     if len(args.builds) < 2:
         parser.error("give at least two builds: the base, then the others")
-    for build in args.builds:
+    builds = [split_build(text) for text in args.builds]
+    for build, _ in builds:
         package = build / "engine"
         if not (package / "__init__.py").is_file() or not (package / "__main__.py").is_file():
             parser.error(f"{build} holds no engine package")
@@ -74,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for number in range(1, args.rounds + 1):
             line = []
-            for index, build in enumerate(args.builds):
-                nodes[index], nps = bench(build.resolve(), args.depth, args.cpu)
+            for index, (build, extra) in enumerate(builds):
+                nodes[index], nps = bench(build.resolve(), args.depth, args.cpu, extra)
                 speeds[index].append(nps)
                 line.append(f"{nps}")
             shown = [f"{100 * s[-1] / speeds[0][-1]:.1f} %" for s in speeds[1:]]

@@ -249,6 +249,13 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--max-positions", type=int, help="read at most this many")
     parser.add_argument("--max-steps", type=int, help="stop after this many batches")
     parser.add_argument("--plot", type=Path, help="plot the losses to this image")
+    parser.add_argument(
+        "--scale",
+        default="k",
+        help="cp per output unit in the file: 'k' (--k: the labels' centipawns), 'hand' "
+        "(the K that fits the hand-written evaluation best on the validation positions: "
+        "the network's cp then in its units) or a number",
+    )
     args = parser.parse_args(argv)
     if not 0 < args.val_fraction < 1:
         parser.error("--val-fraction must be between 0 and 1")
@@ -259,6 +266,12 @@ def parse_args(argv: Optional[list[str]]) -> Any:
             parser.error(f"--{name.replace('_', '-')} must be positive")
     if args.k <= 0 or args.lr <= 0:
         parser.error("--k and --lr must be positive")
+    if args.scale not in ("k", "hand"):
+        try:
+            if float(args.scale) <= 0:
+                raise ValueError
+        except ValueError:
+            parser.error("--scale must be 'k', 'hand' or a positive number")
     return args
 
 
@@ -342,16 +355,18 @@ def train(args: Any) -> int:
         )
         if args.max_steps is not None and steps >= args.max_steps:
             break
-    net = quantise(model, args.k)
-    net.write(args.out)
-    size = args.out.stat().st_size
-    net_cp = quantised_cp(net, data, val)
-    print(f"wrote {args.out} ({size} bytes, hidden {args.hidden})")
-    print(f"validation loss, quantised network: {mse(net_cp, target[val], args.k):.6f}")
     hand_index = val[:HAND_EVAL_MAX]
     hand_cp = hand_eval_cp(hand_index, _fens(args.data, args.max_positions))
     hand_k, hand_best = best_k_mse(hand_cp, target[hand_index])
-    on_same = mse(net_cp[: len(hand_index)], target[hand_index], args.k)
+    scale = {"k": args.k, "hand": hand_k}.get(args.scale) or float(args.scale)
+    net = quantise(model, scale)
+    net.write(args.out)
+    size = args.out.stat().st_size
+    net_cp = quantised_cp(net, data, val)
+    print(f"wrote {args.out} ({size} bytes, hidden {args.hidden}, {net.scale} cp per unit)")
+    # The loss of sigmoid(output), whatever the cp scale the file gives it.
+    print(f"validation loss, quantised network: {mse(net_cp, target[val], net.scale):.6f}")
+    on_same = mse(net_cp[: len(hand_index)], target[hand_index], net.scale)
     print(
         f"on {len(hand_index)} validation positions: network {on_same:.6f}, "
         f"hand-written evaluation {mse(hand_cp, target[hand_index], args.k):.6f} at K {args.k:g}, "

@@ -1,0 +1,72 @@
+"""The network as the search's evaluation: ``NetworkEvaluator``.
+
+It reads the two accumulators that ``Position`` keeps up to date in its make and
+unmake (engine.core.position, from engine.core.nnue's ``Incremental`` columns), so a
+node costs only the output layer: the packed accumulators become bytes, one numpy
+``take`` decodes and clamps all lanes through a table, one dot product sums them.
+
+This module owns that output step and its cache; it must not read network files
+(engine.core.nnue does) nor choose the evaluation (the ``Use NNUE`` option does).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from engine.core.evaluate import EVAL_CACHE_BITS, Evaluator
+from engine.core.nnue import LANE_BITS, LANE_OFFSET, Incremental, Network
+from engine.core.position import Position
+from engine.core.score import MATE_BOUND
+
+MAX_NETWORK_SCORE: Final = MATE_BOUND // 2
+"""The network's scores are clamped below the search's tablebase and mate scores."""
+
+
+class NetworkEvaluator(Evaluator):
+    """The network as the search's evaluation: ``evaluate(pos)`` reads the position's
+    accumulators (kept by its make and unmake), so a node costs the output layer only.
+
+    A subclass of the hand-written ``Evaluator`` so that the search calls either
+    through one native method (the compiled build dispatches it without a lookup);
+    only the cache of scores by key is shared.
+    """
+
+    def __init__(self, net: Network, cache_bits: int = EVAL_CACHE_BITS) -> None:
+        super().__init__(cache_bits)
+        self.net = net
+        self.incremental = Incremental(net)
+        hidden = net.hidden
+        self._shift = 16 * hidden
+        self._bytes = 4 * hidden
+        # Lane value + 2**15 -> clipped ReLU activation, for every 16-bit pattern:
+        # one numpy ``take`` decodes and clamps all 2N lanes.
+        self._activation = np.clip(
+            np.arange(1 << LANE_BITS, dtype=np.int64) - LANE_OFFSET, 0, net.qa
+        )
+        self._weights = net.out_weights.astype(np.int64)
+        self._bias = net.out_bias
+        self._scale = net.scale
+        self._divisor = net.qa * net.qb
+
+    def evaluate(self, pos: Position) -> int:
+        """The network's score of ``pos`` in cp, side to move's view, cached by key."""
+        key = pos.key
+        slot = key & self._mask
+        if self._keys[slot] == key:
+            return self._values[slot]
+        if pos.board.turn:
+            both = pos.acc_white | pos.acc_black << self._shift
+        else:
+            both = pos.acc_black | pos.acc_white << self._shift
+        lanes = np.frombuffer(both.to_bytes(self._bytes, "little"), dtype=np.uint16)
+        dot = int(np.dot(self._activation.take(lanes), self._weights)) + self._bias
+        score = dot * self._scale // self._divisor
+        if score > MAX_NETWORK_SCORE:
+            score = MAX_NETWORK_SCORE
+        elif score < -MAX_NETWORK_SCORE:
+            score = -MAX_NETWORK_SCORE
+        self._keys[slot] = key
+        self._values[slot] = score
+        return score

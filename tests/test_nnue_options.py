@@ -1,0 +1,163 @@
+"""The learned evaluation's choice through the real entry points (issue 68): in the
+``cutoff`` process, ``Use NNUE`` and ``EvalFile`` choose it, ``eval`` shows its score,
+Lazy SMP helpers use it too, and a file that cannot be a network is one ``info string``
+and the hand-written evaluation; the ``Analyser`` takes the same choice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+from test_cli_batch_faults import cutoff
+from uci_harness import Engine, bestmove_of
+
+from engine.core import nnue
+from scripts.training.bench_accumulator import random_network
+
+FEN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
+
+
+def start(tmp_path: Path, *options: tuple[str, str]) -> tuple[Engine, list[str]]:
+    engine = Engine(tmp_path, protocol_only=False)  # ``eval`` prints a table
+    engine.handshake()
+    for name, value in options:
+        engine.send(f"setoption name {name} value {value}")
+    engine.send("isready")
+    _, _, seen = engine.expect("readyok", timeout=30)
+    return engine, seen
+
+
+def eval_lines(engine: Engine) -> list[str]:
+    engine.send(f"position fen {FEN}")
+    engine.send("eval")
+    _, _, seen = engine.expect("Searching with:", timeout=30)
+    return seen
+
+
+def legal_bestmove(engine: Engine, go: str) -> str:
+    _, best, _ = engine.search(go, timeout=60)
+    move = chess.Move.from_uci(bestmove_of(best))
+    assert move in chess.Board(FEN).legal_moves, best
+    return best
+
+
+@pytest.fixture
+def network(tmp_path: Path) -> tuple[Path, nnue.Network]:
+    net = random_network(32, seed=68)
+    path = tmp_path / "random.nnue"
+    net.write(path)
+    return path, net
+
+
+def test_uci_lists_the_options(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    engine.send("uci")
+    _, _, seen = engine.expect("uciok")
+    assert "option name Use NNUE type check default false" in seen
+    assert f"option name EvalFile type string default {nnue.SHIPPED_NETWORK.name}" in seen
+    engine.close()
+
+
+def test_network_evaluates_and_searches(tmp_path: Path, network: tuple[Path, nnue.Network]) -> None:
+    path, net = network
+    engine, seen = start(tmp_path, ("EvalFile", str(path)), ("Use NNUE", "true"))
+    assert not [line for line in seen if line.startswith("info string")], seen
+    lines = eval_lines(engine)
+    want = net.evaluate(chess.Board(FEN))
+    assert f"NNUE evaluation: {want:+d} cp from the side to move (white)" in lines
+    assert f"Searching with: the network {path}" in lines
+    legal_bestmove(engine, "go depth 4")
+    # Two threads: the helper loads the same network and searches with it.
+    engine.send("setoption name Threads value 2")
+    legal_bestmove(engine, "go depth 5")
+    # Off again: the hand-written evaluation, and the same file back on by name.
+    engine.send("setoption name Use NNUE value false")
+    assert "Searching with: the hand-written evaluation (Use NNUE is off)" in eval_lines(engine)
+    engine.close()
+
+
+def test_network_changes_the_search(tmp_path: Path, network: tuple[Path, nnue.Network]) -> None:
+    """The network's score is what the search reports at depth 1's quiet leaves: the
+    same position searched with each evaluation gives different scores."""
+    path, _ = network
+    scores = []
+    for use in ("false", "true"):
+        engine, _ = start(tmp_path, ("EvalFile", str(path)), ("Use NNUE", use))
+        engine.send(f"position fen {FEN}")
+        seen, _, _ = engine.search("go depth 3", timeout=60)
+        last = [line for line in seen if " score cp " in line][-1]
+        scores.append(last.split(" score cp ")[1].split()[0])
+        engine.close()
+    assert scores[0] != scores[1], scores
+
+
+def test_bad_network_files_fall_back(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.nnue"
+    garbage.write_bytes(os.urandom(5000))
+    fifo = tmp_path / "fifo.nnue"
+    os.mkfifo(fifo)
+    for bad, why in (
+        (tmp_path / "missing.nnue", "cannot read"),
+        (garbage, "bad magic"),
+        (fifo, "not a regular file"),
+        (tmp_path, "not a regular file"),
+    ):
+        engine, seen = start(tmp_path, ("EvalFile", str(bad)), ("Use NNUE", "true"))
+        notes = [line for line in seen if line.startswith("info string EvalFile:")]
+        assert len(notes) == 1 and why in notes[0], seen
+        assert "using the hand-written evaluation" in notes[0]
+        assert "Searching with: the hand-written evaluation" in eval_lines(engine)[-1]
+        legal_bestmove(engine, "go depth 3")
+        engine.close()
+
+
+def test_analyser_chooses_the_evaluation(
+    tmp_path: Path, network: tuple[Path, nnue.Network]
+) -> None:
+    from engine.analysis import Analyser
+
+    path, _ = network
+    board = chess.Board(FEN)
+    limit = chess.engine.Limit(depth=3)
+    with Analyser(use_nnue=True, eval_file=str(path)) as analyser:
+        with_network = analyser.analyse(board, limit)["score"]
+    with Analyser(use_nnue=False, eval_file=str(path)) as analyser:
+        by_hand = analyser.analyse(board, limit)["score"]
+    assert with_network != by_hand
+    with pytest.raises(ValueError, match=r"EvalFile: .*missing\.nnue: cannot read"):
+        Analyser(use_nnue=True, eval_file=str(tmp_path / "missing.nnue"))
+
+
+def test_command_line_chooses_the_evaluation(
+    tmp_path: Path, network: tuple[Path, nnue.Network]
+) -> None:
+    """``cutoff analyse``, ``annotate`` and ``bench`` take ``--nnue`` and ``--eval-file``;
+    a file that is no network is one line and exit status 2, before any work."""
+    path, _ = network
+    (tmp_path / "p.epd").write_text(FEN + "\n")
+    scores = []
+    for extra in ((), ("--nnue", "--eval-file", str(path))):
+        result = cutoff(tmp_path, "analyse", "p.epd", "--depth", "3", "--json", *extra)
+        assert result.returncode == 0, result.stderr
+        scores.append(json.loads(result.stdout)["score"])
+    assert scores[0] != scores[1]
+    (tmp_path / "g.pgn").write_text("1. e4 e5 2. Nf3 Nc6 *\n")
+    annotated = cutoff(
+        tmp_path, "annotate", "g.pgn", "--depth", "2", "--nnue", "--eval-file", str(path)
+    )
+    assert annotated.returncode == 0 and "Nc6" in annotated.stdout, annotated.stderr
+    bench = cutoff(
+        tmp_path, "bench", "--depth", "2", "--positions", "2", "--nnue", "--eval-file", str(path)
+    )
+    assert bench.returncode == 0 and f"network {path}" in bench.stdout, bench.stderr
+    for command in ("analyse", "bench"):
+        args = ("p.epd",) if command == "analyse" else ()
+        bad = cutoff(tmp_path, command, *args, "--nnue", "--eval-file", "missing.nnue")
+        assert bad.returncode == 2, bad.stderr
+        why = "missing.nnue: cannot read: No such file or directory"
+        assert bad.stderr == f"cutoff {command}: --eval-file: {why}\n"
