@@ -161,3 +161,20 @@ def test_command_line_chooses_the_evaluation(
         assert bad.returncode == 2, bad.stderr
         why = "missing.nnue: cannot read: No such file or directory"
         assert bad.stderr == f"cutoff {command}: --eval-file: {why}\n"
+
+
+def test_the_shipped_network_loads_by_default(tmp_path: Path) -> None:
+    """``Use NNUE`` alone: the package's own network, read without a word; its score of
+    a position and of the colour-flipped mirror are the same."""
+    assert nnue.SHIPPED_NETWORK.is_file(), "the package ships engine/core/cutoff.nnue"
+    net = nnue.load(nnue.SHIPPED_NETWORK)
+    board = chess.Board(FEN)
+    assert net.evaluate(board) == net.evaluate(board.mirror())
+    engine, seen = start(tmp_path, ("Use NNUE", "true"))
+    assert not [line for line in seen if line.startswith("info string")], seen
+    lines = eval_lines(engine)
+    assert lines[-1].startswith("Searching with: the network ")
+    assert lines[-1].endswith("cutoff.nnue")
+    assert f"NNUE evaluation: {net.evaluate(board):+d} cp from the side to move (white)" in lines
+    legal_bestmove(engine, "go depth 3")
+    engine.close()

@@ -13,6 +13,7 @@ must not change any tracked file: it writes only ``DIR`` and ``build/pyinstaller
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,14 @@ from ..common import ToolParser
 # The repository root (this file is scripts/packaging/build_exe.py).
 REPO = Path(__file__).resolve().parents[2]
 ENTRY = "import sys\nfrom engine.__main__ import main\nsys.exit(main())\n"
+
+
+DATA_FILES = ("engine/core/weights.json", "engine/core/cutoff.nnue")
+
+
+def _data_arg(name: str) -> str:
+    """PyInstaller's SOURCE{pathsep}DEST for a package data file of the checkout."""
+    return f"{REPO / name}{os.pathsep}{Path(name).parent.as_posix()}"
 
 
 def build(dist: Path, name: str) -> Path:
@@ -39,6 +48,8 @@ def build(dist: Path, name: str) -> Path:
         "--paths", str(REPO),
         # engine modules imported lazily (after uciok) must still be bundled
         "--collect-submodules", "engine",
+        # and the data files they read beside themselves: the weights, the network
+        *[arg for name in DATA_FILES for arg in ("--add-data", _data_arg(name))],
         str(entry),
     ]  # fmt: skip
     subprocess.run(command, check=True, cwd=str(REPO))
