@@ -38,6 +38,7 @@ not decide which evaluation plays (the ``Use NNUE`` option does).
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import stat
 import struct
@@ -292,8 +293,10 @@ class Incremental:
         return white, black
 
 
-SHIPPED_NETWORK: Final = Path(__file__).with_name("cutoff.nnue")
-"""The network the package ships (the ``EvalFile`` option's default)."""
+SHIPPED_NETWORK: Final = Path(str(importlib.resources.files("engine.core"))) / "cutoff.nnue"
+"""The network the package ships (the ``EvalFile`` option's default). Found through the
+package, not this module's ``__file__``: the build with python-chess loads this module
+from ``engine/core/_full``, where no data file is."""
 
 
 def network_file(name: str) -> Path:
