@@ -14,6 +14,7 @@ import chess
 import chess.engine
 import pytest
 from test_cli_batch_faults import cutoff
+from test_tablebase_faults import start as start_engine
 from uci_harness import Engine, bestmove_of
 
 from engine.core import nnue
@@ -23,13 +24,7 @@ FEN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 
 
 def start(tmp_path: Path, *options: tuple[str, str]) -> tuple[Engine, list[str]]:
-    engine = Engine(tmp_path, protocol_only=False)  # ``eval`` prints a table
-    engine.handshake()
-    for name, value in options:
-        engine.send(f"setoption name {name} value {value}")
-    engine.send("isready")
-    _, _, seen = engine.expect("readyok", timeout=30)
-    return engine, seen
+    return start_engine(tmp_path, *options, protocol_only=False)  # ``eval`` prints a table
 
 
 def eval_lines(engine: Engine) -> list[str]:

@@ -35,9 +35,12 @@ KQK = "8/8/8/4k3/8/8/8/KQ6 w - - 0 1"
 KQKR = "8/8/8/3k4/8/8/2r5/KQ6 w - - 0 1"
 
 
-def start(tmp_path: Path, *options: tuple[str, str]) -> tuple[Engine, list[str]]:
-    """A handshaken engine with ``options`` set; the lines they produced."""
-    engine = Engine(tmp_path)
+def start(
+    tmp_path: Path, *options: tuple[str, str], protocol_only: bool = True
+) -> tuple[Engine, list[str]]:
+    """A handshaken engine with ``options`` set; the lines they produced
+    (``protocol_only=False``: the session may print tables, as ``eval`` does)."""
+    engine = Engine(tmp_path, protocol_only=protocol_only)
     engine.handshake()
     for name, value in options:
         engine.send(f"setoption name {name} value {value}")
