@@ -6,6 +6,7 @@ and the hand-written evaluation; the ``Analyser`` takes the same choice.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -171,5 +172,29 @@ def test_the_shipped_network_loads_by_default(tmp_path: Path) -> None:
     assert lines[-1].startswith("Searching with: the network ")
     assert lines[-1].endswith("cutoff.nnue")
     assert f"NNUE evaluation: {net.evaluate(board):+d} cp from the side to move (white)" in lines
+    legal_bestmove(engine, "go depth 3")
+    engine.close()
+
+
+def test_a_correction_network_adds_the_hand_written_evaluation(
+    tmp_path: Path, network: tuple[Path, nnue.Network]
+) -> None:
+    """A file whose header says BASE_HAND (``train --base hand``): ``eval`` shows the
+    correction, the hand-written score and their sum, and the search plays with it."""
+    from engine.core.evaluate import evaluate
+
+    net = dataclasses.replace(network[1], base=nnue.BASE_HAND)
+    path = tmp_path / "correction.nnue"
+    net.write(path)
+    engine, seen = start(tmp_path, ("Use NNUE", "true"), ("EvalFile", str(path)))
+    assert not [line for line in seen if line.startswith("info string")], seen
+    lines = eval_lines(engine)
+    board = chess.Board(FEN)
+    correction, hand = net.evaluate(board), evaluate(board)
+    assert (
+        f"NNUE correction: {correction:+d} cp to the hand-written {hand:+d} cp (side to move)"
+        in lines
+    )
+    assert f"NNUE evaluation: {correction + hand:+d} cp from the side to move (white)" in lines
     legal_bestmove(engine, "go depth 3")
     engine.close()

@@ -114,3 +114,72 @@ def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
     assert len(val) == 20 and len(trn) == 180
     assert not set(arrays.unit[val].tolist()) & set(arrays.unit[trn].tolist())
     assert arrays.split(0.1, seed=1)[0].tolist() == val.tolist()
+
+
+def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
+    """--base hand: the file says so, and the engine's score (network plus the hand-written
+    evaluation, through the search's evaluator) is the trainer's, position by position."""
+    from engine.core.evaluate import evaluate
+    from engine.core.nnue_eval import NetworkEvaluator
+    from engine.core.position import Position
+
+    data = tmp_path / "tiny.gz"
+    samples = tiny_data(data)
+    out = tmp_path / "correction.bin"
+    done = run_repo_script(
+        "training.train",
+        str(data),
+        "--out",
+        str(out),
+        "--hidden",
+        "8",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "64",
+        "--lr",
+        "0.01",
+        "--weight-decay",
+        "0.01",
+        "--threads",
+        "1",
+        "--base",
+        "hand",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "added to the hand-written evaluation" in done.stdout
+    assert "kept epoch" in done.stdout
+    net = nnue.load(out)
+    assert net.base == nnue.BASE_HAND and net.scale == 400
+    evaluator = NetworkEvaluator(net)
+    arrays = Data([data], None)
+    index = np.arange(0, len(samples), 37)
+    expected = quantised_cp(net, arrays, index)
+    for i, cp in zip(index, expected):
+        board = chess.Board(samples[i].fen)
+        hand = evaluate(board)
+        assert evaluator.evaluate(Position(board, evaluator.incremental)) == cp + hand
+        mirrored = board.mirror()
+        assert evaluator.evaluate(Position(mirrored, evaluator.incremental)) == cp + hand
+
+
+def test_unknown_base_is_refused(tmp_path: Path) -> None:
+    good = tmp_path / "good.bin"
+    done = run_repo_script(
+        "training.train", "x.gz", "--out", str(good), "--base", "hand", "--scale", "hand"
+    )
+    assert done.returncode == 2 and "--scale must be 'k'" in done.stderr
+    net = nnue.Network(
+        4,
+        255,
+        64,
+        400,
+        np.zeros((768, 4), np.int16),
+        np.zeros(4, np.int16),
+        np.zeros(8, np.int16),
+        0,
+        base=7,
+    )
+    net.write(good)
+    with pytest.raises(nnue.NetworkError, match="unknown base evaluation 7"):
+        nnue.load(good)

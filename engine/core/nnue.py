@@ -18,7 +18,7 @@ scripts.training.train), so an evaluation is exact and reproducible. The file:
 bytes         content (little-endian)
 ============  =====================================================================
 8             magic ``b"CUTNNUE1"``
-6 x 4         uint32 inputs (768), hidden N, QA, QB, scale; int32 reserved (0)
+6 x 4         uint32 inputs (768), hidden N, QA, QB, scale; int32 base (0 or 1)
 768 x N x 2   int16 feature weights, feature-major (feature f's column is N values)
 N x 2         int16 accumulator bias
 2N x 2        int16 output weights (the first N read the side to move's accumulator)
@@ -26,7 +26,9 @@ N x 2         int16 accumulator bias
 ============  =====================================================================
 
 with the accumulator in units of 1/QA (clipped to [0, QA]), the output weights in
-units of 1/QB, and ``cp = (dot + bias) * scale // (QA * QB)``.
+units of 1/QB, and ``cp = (dot + bias) * scale // (QA * QB)``. With base 1 (BASE_HAND)
+that cp is a correction added to the hand-written evaluation's (engine.core.evaluate):
+the network learnt only that evaluation's error.
 
 This module owns the format, loading and writing it, and evaluating a position with
 it: from scratch (``Network.evaluate``), with a stand-alone accumulator updated move
@@ -53,6 +55,10 @@ import numpy.typing as npt
 MAGIC: Final = b"CUTNNUE1"
 INPUTS: Final = 768
 _HEADER: Final = struct.Struct("<5Ii")
+BASE_NONE: Final = 0
+"""The header's last field: the network's output is the score."""
+BASE_HAND: Final = 1
+"""The header's last field: the output is added to the hand-written evaluation's score."""
 MAX_HIDDEN: Final = 4096
 MAX_FILE_BYTES: Final = 8 + 24 + 2 * (INPUTS * MAX_HIDDEN + 3 * MAX_HIDDEN) + 4
 
@@ -96,11 +102,14 @@ class Network:
     ft_bias: npt.NDArray[np.int16]  # (hidden,)
     out_weights: npt.NDArray[np.int16]  # (2 * hidden,)
     out_bias: int
+    base: int = 0
+    """BASE_NONE: the output is the score; BASE_HAND: it is added to the hand-written
+    evaluation's (the network learnt that evaluation's error)."""
 
     def write(self, path: Union[str, Path]) -> None:
         with open(path, "wb") as handle:
             handle.write(MAGIC)
-            handle.write(_HEADER.pack(INPUTS, self.hidden, self.qa, self.qb, self.scale, 0))
+            handle.write(_HEADER.pack(INPUTS, self.hidden, self.qa, self.qb, self.scale, self.base))
             handle.write(self.ft_weights.astype("<i2").tobytes())
             handle.write(self.ft_bias.astype("<i2").tobytes())
             handle.write(self.out_weights.astype("<i2").tobytes())
@@ -332,10 +341,12 @@ def load(path: Union[str, Path]) -> Network:
     offset = len(MAGIC)
     if len(data) < offset + _HEADER.size:
         raise NetworkError(f"{path}: truncated header")
-    inputs, hidden, qa, qb, scale, _ = _HEADER.unpack_from(data, offset)
+    inputs, hidden, qa, qb, scale, base = _HEADER.unpack_from(data, offset)
     offset += _HEADER.size
     if inputs != INPUTS or not 1 <= hidden <= MAX_HIDDEN or qa <= 0 or qb <= 0 or scale <= 0:
         raise NetworkError(f"{path}: bad header ({inputs} inputs, {hidden} hidden)")
+    if base not in (BASE_NONE, BASE_HAND):
+        raise NetworkError(f"{path}: unknown base evaluation {base}")
     expected = offset + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4
     if len(data) != expected:
         raise NetworkError(f"{path}: {len(data)} bytes, expected {expected}")
@@ -350,4 +361,4 @@ def load(path: Union[str, Path]) -> Network:
     ft_bias = take(hidden)
     out_weights = take(2 * hidden)
     (out_bias,) = struct.unpack_from("<i", data, offset)
-    return Network(hidden, qa, qb, scale, ft_weights, ft_bias, out_weights, int(out_bias))
+    return Network(hidden, qa, qb, scale, ft_weights, ft_bias, out_weights, int(out_bias), base)

@@ -3,7 +3,9 @@
 It reads the two accumulators that ``Position`` keeps up to date in its make and
 unmake (engine.core.position, from engine.core.nnue's ``Incremental`` columns), so a
 node costs only the output layer: the packed accumulators become bytes, one numpy
-``take`` decodes and clamps all lanes through a table, one dot product sums them.
+``take`` decodes and clamps all lanes through a table, one dot product sums them. A
+network whose file says BASE_HAND is a correction: its output is added to the
+hand-written evaluation's score (the inherited ``Evaluator.evaluate``).
 
 This module owns that output step and its cache; it must not read network files
 (engine.core.nnue does) nor choose the evaluation (the ``Use NNUE`` option does).
@@ -16,7 +18,7 @@ from typing import Final
 import numpy as np
 
 from engine.core.evaluate import EVAL_CACHE_BITS, Evaluator
-from engine.core.nnue import LANE_BITS, LANE_OFFSET, Incremental, Network
+from engine.core.nnue import BASE_HAND, LANE_BITS, LANE_OFFSET, Incremental, Network
 from engine.core.position import Position
 from engine.core.score import MATE_BOUND
 
@@ -49,6 +51,7 @@ class NetworkEvaluator(Evaluator):
         self._bias = net.out_bias
         self._scale = net.scale
         self._divisor = net.qa * net.qb
+        self._add_hand = net.base == BASE_HAND
 
     def evaluate(self, pos: Position) -> int:
         """The network's score of ``pos`` in cp, side to move's view, cached by key."""
@@ -63,6 +66,10 @@ class NetworkEvaluator(Evaluator):
         lanes = np.frombuffer(both.to_bytes(self._bytes, "little"), dtype=np.uint16)
         dot = int(np.dot(self._activation.take(lanes), self._weights)) + self._bias
         score = dot * self._scale // self._divisor
+        if self._add_hand:
+            # The hand-written evaluation stores its score in the slot this one
+            # overwrites below: the cache keeps the sum.
+            score += Evaluator.evaluate(self, pos)
         if score > MAX_NETWORK_SCORE:
             score = MAX_NETWORK_SCORE
         elif score < -MAX_NETWORK_SCORE:

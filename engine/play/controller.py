@@ -27,10 +27,10 @@ from typing import Callable, Optional, Protocol
 import chess
 
 from engine.core import timeman
-from engine.core.evaluate import evaluation_report
+from engine.core.evaluate import evaluate, evaluation_report
 from engine.core.limits import SearchLimits
 from engine.core.movepick import decode
-from engine.core.nnue import NetworkError, network_file
+from engine.core.nnue import BASE_HAND, NetworkError, network_file
 from engine.core.nnue import load as load_network
 from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import REPETITION_WINDOW_PLIES
@@ -273,8 +273,15 @@ class Controller:
         evaluator = self.searcher.evaluator
         if isinstance(evaluator, NetworkEvaluator):
             score = evaluator.net.evaluate(board)
-            white = score if board.turn == chess.WHITE else -score
             side = "white" if board.turn == chess.WHITE else "black"
+            if evaluator.net.base == BASE_HAND:
+                hand = evaluate(board)
+                lines.append(
+                    f"NNUE correction: {score:+d} cp to the hand-written {hand:+d} cp "
+                    f"(side to move)"
+                )
+                score += hand
+            white = score if board.turn == chess.WHITE else -score
             lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
             lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
             lines.append(f"Searching with: the network {self.network_path}")

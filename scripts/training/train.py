@@ -26,6 +26,7 @@ This tool writes only ``--out`` (and ``--plot``). It must not make data (datagen
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
@@ -35,7 +36,7 @@ from typing import Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from engine.core.nnue import INPUTS, MIRROR, Network
+from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MIRROR, Network
 
 from ..common import ToolParser, UsageError
 from .dataset import DONE, DataError, parse_line, read_lines, read_samples
@@ -146,7 +147,9 @@ class Data:
         return out
 
 
-def build_model(hidden: int) -> Any:
+def build_model(hidden: int, correction: bool = False) -> Any:
+    """The network in PyTorch; with ``correction`` its output starts at zero (it is
+    added to the hand-written evaluation, which it should first leave alone)."""
     import torch
     from torch import nn
 
@@ -160,6 +163,9 @@ def build_model(hidden: int) -> Any:
             with torch.no_grad():
                 self.ft.weight[PAD].zero_()
                 self.ft_bias.fill_(0.1)
+                if correction:
+                    self.out.weight.mul_(0.01)
+                    self.out.bias.zero_()
 
         def forward(self, white: Any, black: Any, white_to_move: Any) -> Any:
             w = self.ft(white).sum(dim=1) + self.ft_bias
@@ -181,7 +187,7 @@ def build_model(hidden: int) -> Any:
     return Model()
 
 
-def quantise(model: Any, k: float) -> Network:
+def quantise(model: Any, k: float, base: int = BASE_NONE) -> Network:
     ft = model.ft.weight.detach().numpy()[:INPUTS]
     bias = model.ft_bias.detach().numpy()
     out_w = model.out.weight.detach().numpy()[0]
@@ -195,6 +201,7 @@ def quantise(model: Any, k: float) -> Network:
         ft_bias=np.round(bias * QA).astype(np.int16),
         out_weights=np.round(out_w * QB).astype(np.int16),
         out_bias=round(out_b * QA * QB),
+        base=base,
     )
 
 
@@ -222,13 +229,25 @@ def best_k_mse(cp: Any, target: Any) -> tuple[float, float]:
     return best[1], best[0]
 
 
-def hand_eval_cp(index: npt.NDArray[np.int64], fens: list[str]) -> list[int]:
+def hand_eval_cp(
+    index: npt.NDArray[np.int64], fens: list[str], progress: bool = False
+) -> list[int]:
     """engine.core.evaluate's cp (side to move's view) of the positions ``index``."""
     import chess
 
     from engine.core.evaluate import evaluate
 
-    return [evaluate(chess.Board(fens[i])) for i in index]
+    began = time.monotonic()
+    scores = []
+    for count, i in enumerate(index, 1):
+        scores.append(evaluate(chess.Board(fens[i])))
+        if progress and count % 100_000 == 0:
+            print(
+                f"hand-written evaluation: {count}/{len(index)} positions "
+                f"({time.monotonic() - began:.0f} s)",
+                flush=True,
+            )
+    return scores
 
 
 def parse_args(argv: Optional[list[str]]) -> Any:
@@ -239,6 +258,9 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=4096)
     parser.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
+    parser.add_argument(
+        "--weight-decay", type=float, default=0.0, help="AdamW's decoupled weight decay"
+    )
     parser.add_argument("--k", type=float, default=400.0, help="cp per logistic unit")
     parser.add_argument("--lam", type=float, default=0.75, help="weight of the score")
     parser.add_argument(
@@ -249,6 +271,13 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--max-positions", type=int, help="read at most this many")
     parser.add_argument("--max-steps", type=int, help="stop after this many batches")
     parser.add_argument("--plot", type=Path, help="plot the losses to this image")
+    parser.add_argument(
+        "--base",
+        choices=("none", "hand"),
+        default="none",
+        help="'hand': the network learns a correction added to the hand-written "
+        "evaluation (scored for every position before training; the file says so)",
+    )
     parser.add_argument(
         "--scale",
         default="k",
@@ -264,8 +293,12 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     for name in ("hidden", "epochs", "batch_size", "threads"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
+    if args.weight_decay < 0:
+        parser.error("--weight-decay must not be negative")
     if args.k <= 0 or args.lr <= 0:
         parser.error("--k and --lr must be positive")
+    if args.base == "hand" and args.scale != "k":
+        parser.error("--base hand keeps the labels' centipawns: --scale must be 'k'")
     if args.scale not in ("k", "hand"):
         try:
             if float(args.scale) <= 0:
@@ -301,22 +334,29 @@ def train(args: Any) -> int:
         f"read in {time.monotonic() - began:.1f} s",
         flush=True,
     )
+    # The base every output is added to, in cp from the side to move's view: none, or
+    # the hand-written evaluation (the network then learns only its error).
+    fens = _fens(args.data, args.max_positions) if args.base == "hand" else []
+    base = np.zeros(len(data), dtype=np.int64)
+    if args.base == "hand":
+        base[:] = hand_eval_cp(np.arange(len(data)), fens, progress=True)
     # int32 indices (the embedding takes them) halve the memory of int64 ones.
     tensors = (
         torch.from_numpy(data.white.astype(np.int32)),
         torch.from_numpy(data.black.astype(np.int32)),
         torch.from_numpy(data.white_to_move),
         torch.from_numpy(target),
+        torch.from_numpy((base / args.k).astype(np.float32)),
     )
-    model = build_model(args.hidden)
-    optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
+    model = build_model(args.hidden, correction=args.base == "hand")
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=args.epochs)
     generator = torch.Generator().manual_seed(args.seed)
     trn_t = torch.from_numpy(trn)
     val_t = torch.from_numpy(val)
 
     def loss_of(index: Any) -> Any:
-        out = model(tensors[0][index], tensors[1][index], tensors[2][index])
+        out = model(tensors[0][index], tensors[1][index], tensors[2][index]) + tensors[4][index]
         return torch.mean((torch.sigmoid(out) - tensors[3][index]) ** 2)
 
     def validation() -> float:
@@ -331,6 +371,10 @@ def train(args: Any) -> int:
 
     history: list[tuple[int, float, float]] = []
     steps = 0
+    # Early stopping: the epoch with the lowest validation loss is the one written.
+    best_loss, best_epoch = validation(), 0
+    best_state = copy.deepcopy(model.state_dict())
+    print(f"before training: validation {best_loss:.6f}", flush=True)
     for epoch in range(1, args.epochs + 1):
         shuffled = trn_t[torch.randperm(len(trn_t), generator=generator)]
         total, count = 0.0, 0
@@ -353,17 +397,26 @@ def train(args: Any) -> int:
             f"({time.monotonic() - began:.0f} s)",
             flush=True,
         )
+        if history[-1][2] < best_loss:
+            best_loss, best_epoch = history[-1][2], epoch
+            best_state = copy.deepcopy(model.state_dict())
         if args.max_steps is not None and steps >= args.max_steps:
             break
+    model.load_state_dict(best_state)
+    print(f"kept epoch {best_epoch} (validation {best_loss:.6f})", flush=True)
     hand_index = val[:HAND_EVAL_MAX]
-    hand_cp = hand_eval_cp(hand_index, _fens(args.data, args.max_positions))
+    if args.base == "hand":
+        hand_cp = base[hand_index].tolist()
+    else:
+        hand_cp = hand_eval_cp(hand_index, _fens(args.data, args.max_positions))
     hand_k, hand_best = best_k_mse(hand_cp, target[hand_index])
     scale = {"k": args.k, "hand": hand_k}.get(args.scale) or float(args.scale)
-    net = quantise(model, scale)
+    net = quantise(model, scale, BASE_HAND if args.base == "hand" else BASE_NONE)
     net.write(args.out)
     size = args.out.stat().st_size
-    net_cp = quantised_cp(net, data, val)
-    print(f"wrote {args.out} ({size} bytes, hidden {args.hidden}, {net.scale} cp per unit)")
+    net_cp = quantised_cp(net, data, val) + base[val]
+    added = ", added to the hand-written evaluation" if args.base == "hand" else ""
+    print(f"wrote {args.out} ({size} bytes, hidden {args.hidden}, {net.scale} cp per unit{added})")
     # The loss of sigmoid(output), whatever the cp scale the file gives it.
     print(f"validation loss, quantised network: {mse(net_cp, target[val], net.scale):.6f}")
     on_same = mse(net_cp[: len(hand_index)], target[hand_index], net.scale)
