@@ -4,6 +4,7 @@ steps on a tiny dataset, its file read back by engine.core.nnue and scored as tr
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from pathlib import Path
 
 import chess
@@ -32,31 +33,18 @@ def tiny_data(path: Path, count: int = 400) -> list[Sample]:
     return samples
 
 
+def train_tiny(data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The trainer's command line on the tiny data: width 8, small batches, one thread."""
+    common = ["--hidden", "8", "--batch-size", "64", "--lr", "0.01", "--threads", "1"]
+    return run_repo_script("training.train", str(data), "--out", str(out), *common, *extra)
+
+
 def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
     data = tmp_path / "tiny.gz"
     samples = tiny_data(data)
     out = tmp_path / "net.bin"
     plot = tmp_path / "loss.png"
-    done = run_repo_script(
-        "training.train",
-        str(data),
-        "--out",
-        str(out),
-        "--hidden",
-        "8",
-        "--epochs",
-        "3",
-        "--batch-size",
-        "64",
-        "--lr",
-        "0.01",
-        "--threads",
-        "1",
-        "--plot",
-        str(plot),
-        "--scale",
-        "hand",
-    )
+    done = train_tiny(data, out, "--epochs", "3", "--plot", str(plot), "--scale", "hand")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     # --scale hand: the file's cp per unit is the hand-written evaluation's best K.
@@ -126,26 +114,7 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     data = tmp_path / "tiny.gz"
     samples = tiny_data(data)
     out = tmp_path / "correction.bin"
-    done = run_repo_script(
-        "training.train",
-        str(data),
-        "--out",
-        str(out),
-        "--hidden",
-        "8",
-        "--epochs",
-        "2",
-        "--batch-size",
-        "64",
-        "--lr",
-        "0.01",
-        "--weight-decay",
-        "0.01",
-        "--threads",
-        "1",
-        "--base",
-        "hand",
-    )
+    done = train_tiny(data, out, "--epochs", "2", "--weight-decay", "0.01", "--base", "hand")
     assert done.returncode == 0, done.stderr
     assert "added to the hand-written evaluation" in done.stdout
     assert "kept epoch" in done.stdout
