@@ -132,7 +132,9 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
         assert evaluator.evaluate(Position(mirrored, evaluator.incremental)) == cp + hand
 
 
-def test_unknown_base_is_refused(tmp_path: Path) -> None:
+def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
+    """A correction keeps the labels' K (no --scale hand); a file with a base the engine
+    does not know is refused by name."""
     good = tmp_path / "good.bin"
     done = run_repo_script(
         "training.train", "x.gz", "--out", str(good), "--base", "hand", "--scale", "hand"

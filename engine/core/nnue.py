@@ -102,7 +102,7 @@ class Network:
     ft_bias: npt.NDArray[np.int16]  # (hidden,)
     out_weights: npt.NDArray[np.int16]  # (2 * hidden,)
     out_bias: int
-    base: int = 0
+    base: int = BASE_NONE
     """BASE_NONE: the output is the score; BASE_HAND: it is added to the hand-written
     evaluation's (the network learnt that evaluation's error)."""
 

@@ -336,9 +336,10 @@ def train(args: Any) -> int:
     )
     # The base every output is added to, in cp from the side to move's view: none, or
     # the hand-written evaluation (the network then learns only its error).
-    fens = _fens(args.data, args.max_positions) if args.base == "hand" else []
+    correction = args.base == "hand"
     base = np.zeros(len(data), dtype=np.int64)
-    if args.base == "hand":
+    if correction:
+        fens = _fens(args.data, args.max_positions)
         base[:] = hand_eval_cp(np.arange(len(data)), fens, progress=True)
     # int32 indices (the embedding takes them) halve the memory of int64 ones.
     tensors = (
@@ -348,7 +349,7 @@ def train(args: Any) -> int:
         torch.from_numpy(target),
         torch.from_numpy((base / args.k).astype(np.float32)),
     )
-    model = build_model(args.hidden, correction=args.base == "hand")
+    model = build_model(args.hidden, correction=correction)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=args.epochs)
     generator = torch.Generator().manual_seed(args.seed)
@@ -405,17 +406,17 @@ def train(args: Any) -> int:
     model.load_state_dict(best_state)
     print(f"kept epoch {best_epoch} (validation {best_loss:.6f})", flush=True)
     hand_index = val[:HAND_EVAL_MAX]
-    if args.base == "hand":
+    if correction:
         hand_cp = base[hand_index].tolist()
     else:
         hand_cp = hand_eval_cp(hand_index, _fens(args.data, args.max_positions))
     hand_k, hand_best = best_k_mse(hand_cp, target[hand_index])
     scale = {"k": args.k, "hand": hand_k}.get(args.scale) or float(args.scale)
-    net = quantise(model, scale, BASE_HAND if args.base == "hand" else BASE_NONE)
+    net = quantise(model, scale, BASE_HAND if correction else BASE_NONE)
     net.write(args.out)
     size = args.out.stat().st_size
     net_cp = quantised_cp(net, data, val) + base[val]
-    added = ", added to the hand-written evaluation" if args.base == "hand" else ""
+    added = ", added to the hand-written evaluation" if correction else ""
     print(f"wrote {args.out} ({size} bytes, hidden {args.hidden}, {net.scale} cp per unit{added})")
     # The loss of sigmoid(output), whatever the cp scale the file gives it.
     print(f"validation loss, quantised network: {mse(net_cp, target[val], net.scale):.6f}")
