@@ -10,7 +10,9 @@ Responsible for the conventions every tool keeps, in one place:
 * ``report_failure`` / ``REPORTED_FAILURES``: bad input, an engine that fails and
   Ctrl-C turned into one line on stderr and an exit status, never a traceback;
 * ``quit_engine``: ending a python-chess engine without hiding the error that
-  brought us there.
+  brought us there;
+* ``uci_option_values``: ``NAME=VALUE`` text from a command line as the values an
+  engine's declared UCI options take.
 
 It must not know any one tool (no options of its own, no chess logic) and must not
 import the Cutoff engine: tools that need it import it themselves.
@@ -25,7 +27,7 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -109,6 +111,25 @@ def quit_engine(engine: chess.engine.SimpleEngine) -> None:
     # Closing is cleanup and must not hide the error that brought us here.
     with contextlib.suppress(chess.engine.EngineError, OSError, *TIMEOUT_ERRORS):
         engine.quit()
+
+
+def uci_option_values(
+    raw: Mapping[str, str], declared: Mapping[str, chess.engine.Option]
+) -> dict[str, chess.engine.ConfigValue]:
+    """Command-line option values (text) as python-chess configures them; ``ValueError``
+    naming the option and the engine's options if one is not declared."""
+    values: dict[str, chess.engine.ConfigValue] = {}
+    for name, text in raw.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(declared) or "none"
+            raise ValueError(f"no option {name!r} (options: {known})")
+        if option.type == "check":
+            # python-chess treats any non-empty string but "false" as true.
+            values[name] = text.strip().lower() in ("true", "1", "yes", "on")
+        else:
+            values[name] = text
+    return values
 
 
 @contextlib.contextmanager

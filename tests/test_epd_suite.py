@@ -184,6 +184,8 @@ def test_limit_counts_positions(tmp_path: Path) -> None:
         (["--time", "inf"], "--time must be a positive number"),
         (["--limit", "0"], "--limit must be >= 1"),
         (["--depth", "x"], "invalid int value"),
+        (["--nodes", "0"], "--nodes must be >= 1"),
+        (["--nodes", "5", "--depth", "2"], "not allowed with argument"),
     ],
 )
 def test_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], fragment: str) -> None:
@@ -237,3 +239,131 @@ def test_interrupt_prints_the_summary_and_ends_the_engine(
     assert summary.startswith("solved 1 / 1 in ") and "3 of 4 positions not run" in summary
     (pid,) = (int(text) for text in pid_file.read_text().split())
     assert still_running([pid]) == []
+
+
+# --- STS grading, fixed nodes and engine options --------------------------------------
+
+
+def graded_line(board: chess.Board, number: int, grades: list[tuple[chess.Move, int]]) -> str:
+    """An STS-style line: the best-graded move as bm, c9 the UCI moves, c8 their points."""
+    board = chess.Board.from_epd(board.epd())[0]
+    best = max(grades, key=lambda grade: grade[1])[0]
+    moves = " ".join(move.uci() for move, _ in grades)
+    points = " ".join(str(value) for _, value in grades)
+    return f'{board.epd()} bm {board.san(best)}; id "g{number}"; c8 "{points}"; c9 "{moves}";'
+
+
+def other_moves(board: chess.Board, but: chess.Move) -> list[chess.Move]:
+    board = chess.Board.from_epd(board.epd())[0]
+    return sorted((m for m in board.legal_moves if m != but), key=lambda m: m.uci())
+
+
+def test_sts_points_are_earned_by_the_move_played(tmp_path: Path) -> None:
+    boards = [chess.Board.from_epd(board.epd())[0] for board in BOARDS[:3]]
+    picked = [pick_move(board) for board in boards]
+    suite = write_suite(
+        tmp_path / "sts.epd",
+        # The stub's move is the best: 10 points.
+        graded_line(boards[0], 1, [(picked[0], 10), (other_moves(boards[0], picked[0])[0], 5)]),
+        # Not graded at all: none.
+        graded_line(
+            boards[1], 2, [(m, 10 - i) for i, m in enumerate(other_moves(boards[1], picked[1])[:2])]
+        ),
+        # Graded below another move: its 6 points, not solved.
+        graded_line(boards[2], 3, [(other_moves(boards[2], picked[2])[0], 10), (picked[2], 6)]),
+    )
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub(), "--nodes", "50")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.strip().splitlines()
+    assert [line.split()[2:] for line in out[:3]] == [["ok", "10"], ["--", "0"], ["--", "6"]]
+    assert out[3] == "points 16 / 30 (3 graded positions)"
+    assert out[4].startswith("solved 1 / 3 in ")
+
+
+@pytest.mark.parametrize(
+    ("grading", "fragment"),
+    [
+        ('c8 "10 5"; c9 "e2e4";', "c9 has 1 moves but c8 2 points"),
+        ('c8 "10"; c9 "e2e5";', "c9: e2e5 is not legal here"),
+        ('c8 "ten"; c9 "e2e4";', "c8: 'ten' is not a number of points"),
+        ('c9 "e2e4";', "c8 (points) and c9 (UCI moves) must both be given"),
+    ],
+)
+def test_bad_grading_skips_the_line(tmp_path: Path, grading: str, fragment: str) -> None:
+    suite = write_suite(
+        tmp_path / "s.epd",
+        f'{chess.Board().epd()} bm e4; id "bad"; {grading}',
+        epd_line(BOARDS[1], 2),
+    )
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", stub(), "--depth", "1")
+    assert done.returncode == 1
+    lines = error_lines(done)
+    assert len(lines) == 1 and f"{suite} line 1: " in lines[0] and fragment in lines[0]
+    assert done.stdout.strip().splitlines()[-1].startswith("solved 1 / 1 in ")
+
+
+def test_unquoted_single_grade(tmp_path: Path) -> None:
+    board = chess.Board.from_epd(BOARDS[2].epd())[0]
+    move = pick_move(board)
+    line = f'{board.epd()} bm {board.san(move)}; id "u"; c8 7; c9 {move.uci()};'
+    done = run_repo_script(
+        "matches.epd_suite", str(write_suite(tmp_path / "s.epd", line)), "--engine", stub()
+    )
+    assert done.returncode == 0, done.stderr
+    assert "points 7 / 7 (1 graded position)" in done.stdout
+
+
+def test_options_reach_the_engine(tmp_path: Path) -> None:
+    # The stub's Pick option changes its move to the first in UCI order: the line
+    # that has that move as bm is solved only if the option was set.
+    board = chess.Board.from_epd(BOARDS[1].epd())[0]
+    first = min(board.legal_moves, key=lambda m: m.uci())
+    assert first != pick_move(board)
+    suite = write_suite(tmp_path / "s.epd", f'{board.epd()} bm {board.san(first)}; id "o";')
+    args = ["matches.epd_suite", str(suite), "--engine", stub(), "--nodes", "10"]
+    assert run_repo_script(*args).stdout.strip().splitlines()[-1].startswith("solved 0 / 1")
+    done = run_repo_script(*args, "--option", "Pick=first")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("solved 1 / 1")
+
+
+@pytest.mark.parametrize(
+    ("option", "status", "fragment"),
+    [
+        ("Bogus=1", 1, "the engine has no option 'Bogus' (options: Pick)"),
+        ("Pick", 2, "--option takes NAME=VALUE, got 'Pick'"),
+        ("=first", 2, "--option takes NAME=VALUE"),
+    ],
+)
+def test_bad_options_are_one_line(tmp_path: Path, option: str, status: int, fragment: str) -> None:
+    pids = tmp_path / "pids"
+    suite = write_suite(tmp_path / "s.epd", epd_line(BOARDS[0], 1))
+    engine = stub("uci_stub.py", "--pid-file", str(pids))
+    done = run_repo_script("matches.epd_suite", str(suite), "--engine", engine, "--option", option)
+    assert done.returncode == status
+    lines = error_lines(done)
+    assert len(lines) == 1 and fragment in lines[0]
+    if pids.exists():
+        assert still_running([int(pid) for pid in pids.read_text().split()]) == []
+
+
+def test_sts_with_cutoff_at_fixed_nodes_and_the_network() -> None:
+    # The real engine and suite: the shipped STS lines, Cutoff with its learned
+    # evaluation at a fixed node count.
+    suite = shared_file("sts.epd")
+    done = run_repo_script(
+        "matches.epd_suite",
+        str(suite),
+        "--nodes",
+        "300",
+        "--limit",
+        "3",
+        "--option",
+        "Use NNUE=true",
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.strip().splitlines()
+    assert len(out) == 5 and all(line.startswith("STS(v1.0) Undermine.00") for line in out[:3])
+    graded = out[3].split()
+    assert graded[0] == "points" and 0 <= int(graded[1]) <= 30 and graded[3] == "30"
+    assert int(graded[1]) == sum(int(line.split()[-1]) for line in out[:3])

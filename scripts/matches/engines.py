@@ -24,6 +24,7 @@ from typing import Optional
 import chess
 import chess.engine
 
+from ..common import uci_option_values
 from .errors import MatchError
 from .time_controls import Limits, parse_tc, positive_float, positive_int
 
@@ -153,18 +154,10 @@ class EngineProcess:
     def _option_values(
         self, protocol: chess.engine.UciProtocol
     ) -> dict[str, chess.engine.ConfigValue]:
-        values: dict[str, chess.engine.ConfigValue] = {}
-        for name, raw in self.spec.options.items():
-            option = protocol.options.get(name)
-            if option is None:
-                known = ", ".join(protocol.options) or "none"
-                raise chess.engine.EngineError(f"no option {name!r} (options: {known})")
-            if option.type == "check":
-                # python-chess treats any non-empty string but "false" as true.
-                values[name] = raw.strip().lower() in ("true", "1", "yes", "on")
-            else:
-                values[name] = raw
-        return values
+        try:
+            return uci_option_values(self.spec.options, protocol.options)
+        except ValueError as err:
+            raise chess.engine.EngineError(str(err)) from None
 
     async def new_game(self, game: object, timeout_s: float) -> None:
         """Send ucinewgame and wait for readyok, so that this work is not on the clock."""

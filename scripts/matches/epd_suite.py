@@ -1,9 +1,12 @@
 """Run a UCI engine over an EPD test suite and count the solved positions.
 
 A position is solved when the engine's move is one of the ``bm`` moves (and none
-of the ``am`` moves). Each position gets a fixed time (``--time``) or depth.
-The engine is any UCI command (default: Cutoff as ``python -m engine``).
-This script measures; it must not change the engine.
+of the ``am`` moves). Each position gets a fixed time (``--time``), depth or node
+count. The engine is any UCI command (default: Cutoff as ``python -m engine``), with
+UCI options set by ``--option NAME=VALUE``. Suites that grade moves the way the
+Strategic Test Suite (STS) does, ``c9`` a list of UCI moves and ``c8`` their points
+(10 for the best), are also scored in points: the move played earns its points, any
+other move none. This script measures; it must not change the engine.
 
 Bad input never ends the run with a traceback: a bad line (not UTF-8, not EPD, an
 unplayable position, no ``bm``/``am``) gets one line on stderr naming the file and
@@ -16,7 +19,8 @@ was skipped, the engine could not start, made an error or died); 2 usage error (
 option value, unreadable or empty suite file); 130 interrupted (Ctrl-C); 143
 terminated (SIGTERM).
 
-Usage: cutoff-epd SUITE.epd [--time 1.0 | --depth N] [--engine CMD] [--limit N]
+Usage: cutoff-epd SUITE.epd [--time 1.0 | --depth N | --nodes N] [--engine CMD]
+                  [--option NAME=VALUE ...] [--limit N]
 (in a checkout: python -m scripts.matches.epd_suite ...)
 """
 
@@ -32,6 +36,7 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import FrameType
 from typing import Optional, Union
@@ -41,7 +46,7 @@ import chess.engine
 
 from engine.play.boards import unplayable_problems
 
-from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command
+from ..common import EXIT_USAGE, ToolParser, UsageError, engine_command, uci_option_values
 
 PROG = "cutoff-epd"
 """The tool's name in its usage and messages: the console script's."""
@@ -67,6 +72,10 @@ def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:
     raise TerminatedError
 
 
+Grading = tuple[tuple[chess.Move, int], ...]
+"""STS-style points: (move, points) pairs."""
+
+
 @dataclass(frozen=True)
 class Position:
     """One usable suite line: the board and what counts as solving it."""
@@ -76,6 +85,40 @@ class Position:
     best: tuple[chess.Move, ...]
     avoid: tuple[chess.Move, ...]
     name: str
+    points: Grading = ()
+    """STS grading (``c9`` moves, ``c8`` points); empty when the line has none."""
+
+    def points_of(self, move: Optional[chess.Move]) -> int:
+        return next((value for graded, value in self.points if graded == move), 0)
+
+
+def graded_moves(board: chess.Board, ops: Mapping[str, object]) -> Grading:
+    """The ``c9``/``c8`` grading of an EPD line as (move, points); ``ValueError`` if bad."""
+    moves, points = ops.get("c9"), ops.get("c8")
+    if moves is None and points is None:
+        return ()
+    # Unquoted, a single move or number is parsed by python-chess as such.
+    if isinstance(moves, chess.Move):
+        moves = moves.uci()
+    if isinstance(points, int):
+        points = str(points)
+    if not isinstance(moves, str) or not isinstance(points, str):
+        raise ValueError("c8 (points) and c9 (UCI moves) must both be given, as strings")
+    move_list, point_list = moves.split(), points.split()
+    if len(move_list) != len(point_list) or not move_list:
+        raise ValueError(f"c9 has {len(move_list)} moves but c8 {len(point_list)} points")
+    graded = []
+    for text, value in zip(move_list, point_list):
+        try:
+            move = chess.Move.from_uci(text)
+        except ValueError:
+            raise ValueError(f"c9: {text!r} is not a UCI move") from None
+        if move not in board.legal_moves:
+            raise ValueError(f"c9: {text} is not legal here")
+        if not value.isdigit():
+            raise ValueError(f"c8: {value!r} is not a number of points")
+        graded.append((move, int(value)))
+    return tuple(graded)
 
 
 def parse_line(line: str, line_number: int) -> Position:
@@ -94,7 +137,8 @@ def parse_line(line: str, line_number: int) -> Position:
     if not best and not avoid:
         # Without them every move would count as solved.
         raise ValueError("no bm or am operation")
-    return Position(line_number, board, tuple(best), tuple(avoid), str(ops.get("id", "")))
+    points = graded_moves(board, ops)
+    return Position(line_number, board, tuple(best), tuple(avoid), str(ops.get("id", "")), points)
 
 
 def read_suite(path: str) -> list[Union[Position, str]]:
@@ -130,9 +174,18 @@ def read_suite(path: str) -> list[Union[Position, str]]:
 def build_parser() -> argparse.ArgumentParser:
     parser = ToolParser(prog=PROG, description=(__doc__ or "").splitlines()[0])
     parser.add_argument("suite", help="EPD file with bm/am operations")
-    parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
-    parser.add_argument("--depth", type=int, default=None, help="fixed depth instead of time")
+    limits = parser.add_mutually_exclusive_group()
+    limits.add_argument("--time", type=float, default=1.0, help="seconds per position")
+    limits.add_argument("--depth", type=int, default=None, help="fixed depth instead of time")
+    limits.add_argument("--nodes", type=int, default=None, help="fixed nodes instead of time")
     parser.add_argument("--engine", default=f"{sys.executable} -m engine", help="UCI command")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a UCI option for the engine (repeatable), e.g. 'Use NNUE=true'",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N positions")
     return parser
 
@@ -165,6 +218,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.depth is not None and args.depth < 1:
         parser.error(f"--depth must be >= 1, got {args.depth}")
+    if args.nodes is not None and args.nodes < 1:
+        parser.error(f"--nodes must be >= 1, got {args.nodes}")
+    options: dict[str, str] = {}
+    for text in args.option:
+        name, equals, value = text.partition("=")
+        if not equals or not name.strip():
+            parser.error(f"--option takes NAME=VALUE, got {text!r}")
+        options[name.strip()] = value.strip()
     if not args.time > 0 or math.isinf(args.time):
         parser.error(f"--time must be a positive number of seconds, got {args.time}")
     if args.limit is not None and args.limit < 1:
@@ -191,13 +252,27 @@ def main(argv: Optional[list[str]] = None) -> int:
             if positions_seen == args.limit:
                 items = items[: index + 1]
                 break
-    limit = (
-        chess.engine.Limit(depth=args.depth)
-        if args.depth is not None
-        else chess.engine.Limit(time=args.time)
-    )
+    if args.depth is not None:
+        limit = chess.engine.Limit(depth=args.depth)
+    elif args.nodes is not None:
+        limit = chess.engine.Limit(nodes=args.nodes)
+    else:
+        limit = chess.engine.Limit(time=args.time)
     planned = sum(isinstance(item, Position) for item in items)
-    return run_suite(args.suite, command, items, limit, planned)
+    return run_suite(args.suite, command, items, limit, planned, options)
+
+
+def configure(engine: chess.engine.SimpleEngine, options: dict[str, str]) -> None:
+    """Set ``options`` (text values, as on the command line); ``RuntimeError`` if one
+    is unknown to the engine or refused by it."""
+    try:
+        values = uci_option_values(options, engine.options)
+    except ValueError as error:
+        raise RuntimeError(f"the engine has {error}") from None
+    try:
+        engine.configure(values)
+    except chess.engine.EngineError as error:
+        raise RuntimeError(f"option refused: {error}") from None
 
 
 def run_suite(
@@ -206,9 +281,11 @@ def run_suite(
     items: list[Union[Position, str]],
     limit: chess.engine.Limit,
     planned: int,
+    options: Optional[dict[str, str]] = None,
 ) -> int:
     """Play every position, print one line each and the summary; return the exit status."""
     solved = tried = bad_lines = engine_errors = 0
+    points = most_points = graded = 0
     stopped: Optional[str] = None
     status = EXIT_OK
     start = time.monotonic()
@@ -219,6 +296,12 @@ def run_suite(
             engine = start_engine(command)
         except RuntimeError as error:
             print(f"{PROG}: {error}", file=sys.stderr)
+            return EXIT_FAILED
+        try:
+            configure(engine, options or {})
+        except RuntimeError as error:
+            print(f"{PROG}: {error}", file=sys.stderr)
+            stop_engine(engine, polite=True)
             return EXIT_FAILED
     previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -251,7 +334,13 @@ def run_suite(
             solved += ok
             name = item.name or f"#{item.line_number}"
             shown = "(none)" if move is None else item.board.san(move)
-            print(f"{name:12} {shown:8} {'ok' if ok else '--'}", flush=True)
+            earned = ""
+            if item.points:
+                graded += 1
+                points += item.points_of(move)
+                most_points += max(value for _, value in item.points)
+                earned = f" {item.points_of(move):>2}"
+            print(f"{name:12} {shown:8} {'ok' if ok else '--'}{earned}", flush=True)
     except KeyboardInterrupt:
         stopped, status, polite = "interrupted", EXIT_INTERRUPTED, False
     except TerminatedError:
@@ -274,6 +363,9 @@ def run_suite(
     if stopped is not None:
         notes.append(f"{stopped}; {planned - tried} of {planned} positions not run")
     extra = f" ({'; '.join(notes)})" if notes else ""
+    if graded:
+        plural = "s" if graded != 1 else ""
+        print(f"points {points} / {most_points} ({graded} graded position{plural})", flush=True)
     print(f"solved {solved} / {tried} in {seconds:.0f} s{extra}", flush=True)
     return status
 

@@ -13,7 +13,9 @@ when asked, misbehaving on purpose after a number of its own moves:
 
 ``--score CP`` makes it report that score (its own point of view) and ``--sleep S``
 makes every move take S seconds. ``--pid-file PATH`` appends its process id there at
-start, so that a test can check that the tool driving it left no engine running.
+start, so that a test can check that the tool driving it left no engine running. Its
+one UCI option, ``Pick`` (``hash`` by default, or ``first``: the first legal move in
+UCI order), lets a test see that an option reached it.
 It must not search or be strong; it is test scaffolding.
 """
 
@@ -29,9 +31,11 @@ from typing import Optional
 import chess
 
 
-def pick_move(board: chess.Board) -> chess.Move:
+def pick_move(board: chess.Board, pick: str = "hash") -> chess.Move:
     """A legal move chosen from the position alone, so runs are reproducible."""
     moves = sorted(board.legal_moves, key=lambda m: m.uci())
+    if pick == "first":
+        return moves[0]
     return moves[zlib.crc32(board.fen().encode()) % len(moves)]
 
 
@@ -81,13 +85,18 @@ def main(argv: Optional[list[str]] = None, fault: str = "none") -> int:
 
     board = chess.Board()
     played = 0
+    pick = "hash"
     for line in sys.stdin:
         tokens = line.split()
         if not tokens:
             continue
         command = tokens[0]
         if command == "uci":
-            print(f"id name {args.name}\nid author Cutoff tests\nuciok", flush=True)
+            print(f"id name {args.name}\nid author Cutoff tests", flush=True)
+            print("option name Pick type combo default hash var hash var first", flush=True)
+            print("uciok", flush=True)
+        elif command == "setoption" and tokens[1:4] == ["name", "Pick", "value"]:
+            pick = tokens[4] if len(tokens) > 4 and tokens[4] in ("hash", "first") else pick
         elif command == "isready":
             print("readyok", flush=True)
         elif command == "position":
@@ -106,7 +115,7 @@ def main(argv: Optional[list[str]] = None, fault: str = "none") -> int:
                 else:
                     move = illegal_move(board)
             else:
-                move = pick_move(board)
+                move = pick_move(board, pick)
             played += 1
             if args.sleep:
                 time.sleep(args.sleep)
