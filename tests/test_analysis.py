@@ -318,7 +318,9 @@ def test_analysis_streams_each_depth_like_python_chess() -> None:
             got = []
             for info in ours:
                 got.append(_compared(info))
-                assert ours.info["depth"] == info["depth"]  # the latest main line
+                # The latest main line: the search runs on while we read, so by now
+                # ``info`` may already hold a deeper one, never a shallower one.
+                assert ours.info["depth"] >= info["depth"]
             best = ours.wait()
             assert not ours.would_block() and ours.empty() and ours.next() is None
             with pytest.raises(chess.engine.AnalysisComplete):
