@@ -116,3 +116,23 @@ def test_a_lost_scheduler_ends_the_run_with_what_was_done(
     written = records(out.read_text())
     assert 1 <= len(written) < 36
     assert [r["index"] for r in written] == list(range(1, len(written) + 1))
+
+
+def test_a_local_cluster_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    # Dask's workers need a temporary directory; a plain file there stops them all.
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    epd = tmp_path / "bk.epd"
+    epd.write_text(EPD)
+    done = subprocess.run(
+        [*engine_command(), "analyse", str(epd), "--depth", "2", "--scheduler", "local:2"],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": str(REPO), "DASK_TEMPORARY_DIRECTORY": str(blocker)},
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("cutoff analyse: the local Dask cluster did not start")

@@ -458,13 +458,20 @@ def _dask_client(scheduler: str) -> Any:
                 "distributed.worker.preload": [__name__],
             }
         )
-        cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        )
+        try:
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=50,
+            )
+        except Exception as error:
+            # Dask wraps whatever stopped its workers (an unusable temporary directory,
+            # no memory, no ports) in RuntimeError("Cluster failed to start: ...").
+            raise SchedulerUnavailableError(
+                f"the local Dask cluster did not start: {error}"
+            ) from None
         return Client(cluster)  # type: ignore[no-untyped-call]
     if not scheduler.startswith(("tcp://", "tls://", "inproc://")):
         raise SchedulerUnavailableError(
