@@ -76,6 +76,9 @@ def test_bad_data_is_one_line_and_no_output(tmp_path: Path) -> None:
         f"leaves: {data}:2: expected FEN;SCORE;RESULT, got 'not a sample'"
     )
     assert not out.exists() and not out.with_name("out.fen.tmp").exists()
+    append_member(data := tmp_path / "fen.gz", [f"{ROOTS[0]};5;1-0", "not/a/fen w - - 0 1;5;*"])
+    bad_fen = run_repo_script("training.leaves", str(data), "--out", str(out), "--quiet")
+    assert bad_fen.returncode == 2 and f"leaves: {data}:2: bad FEN" in bad_fen.stderr
     missing = run_repo_script("training.leaves", str(tmp_path / "no.gz"), "--out", str(out))
     assert missing.returncode == 2 and "no such file" in missing.stderr
 

@@ -85,7 +85,7 @@ class _Sampler:
         _use_sources()
         from engine.core.evaluate import Evaluator
         from engine.core.position import Position
-        from engine.core.search import Searcher, SearchParams
+        from engine.core.search import Searcher
         from engine.core.tt import TranspositionTable
 
         sampler = self
@@ -97,7 +97,6 @@ class _Sampler:
 
         self.searcher = Searcher(TranspositionTable(HASH_MB))
         self.searcher.evaluator = Observed()
-        self.params = SearchParams
         self.calls = 0
         self.kept: list[str] = []
         self.want = 0
@@ -114,7 +113,7 @@ class _Sampler:
             self.kept[slot] = pos.board.fen()
 
     def leaves(self, root: Root, settings: Settings) -> list[str]:
-        from engine.core.search import SearchControl
+        from engine.core.search import SearchControl, SearchParams
 
         searcher = self.searcher
         # Everything cleared: a root's leaves must not depend on the roots before it.
@@ -126,7 +125,7 @@ class _Sampler:
         self.kept = []
         self.want = settings.per_root
         searcher.search(
-            chess.Board(root.fen), self.params(node_limit=settings.nodes), SearchControl()
+            chess.Board(root.fen), SearchParams(node_limit=settings.nodes), SearchControl()
         )
         self.want = 0
         return self.kept
@@ -144,19 +143,21 @@ def work_chunk(settings: Settings, roots: list[list[Root]]) -> list[list[str]]:
 def draw_roots(paths: list[Path], count: int, seed: int) -> list[Root]:
     """``count`` positions of the data files (all of them if fewer), drawn with ``seed``."""
     fens: list[str] = []
+    places: list[str] = []  # file:line of each, for a message about its FEN
     for path in paths:
         if not path.is_file():
             raise UsageError(f"cannot read {str(path)!r}: no such file")
         for where, line in read_lines(path):
             if line and not line.startswith("#"):
                 fens.append(parse_line(line, where).fen)
+                places.append(where)
     chosen = sorted(random.Random(seed).sample(range(len(fens)), min(count, len(fens))))
     roots = []
     for number in chosen:
         try:
             chess.Board(fens[number])
         except ValueError as exc:
-            raise DataError(f"source position {number + 1}: bad FEN: {exc}") from None
+            raise DataError(f"{places[number]}: bad FEN: {exc}") from None
         roots.append(Root(number, fens[number]))
     random.Random(seed + 1).shuffle(roots)  # neighbours in a game go to different tasks
     return roots
