@@ -1,0 +1,232 @@
+"""One command from nothing to a trained network: the data recipe of issue 68.
+
+    python -m scripts.training.recipe DIR [--games N] [--roots R] [--jobs J | --scheduler ADDR]
+
+Four steps, each the project's own tool called with the arguments printed before it
+runs (so any step can be rerun, or changed, by hand):
+
+1. ``DIR/games.gz``: Stockfish self-play at ``--play-nodes`` a move, every kept
+   position labelled by a separate ``--label-nodes`` Stockfish search (datagen);
+2. ``DIR/leaves.fen``: ``--per-root`` positions Cutoff's own search evaluates, from
+   each of ``--roots`` positions of step 1 searched to ``--leaf-nodes`` (leaves);
+3. ``DIR/leaves.gz``: those positions, the quiet ones labelled as in step 1 (datagen);
+4. ``DIR/network.nnue``: a ``--hidden``-wide correction of the hand-written
+   evaluation trained on steps 1 and 3 (train, ``--base hand``).
+
+Every step is deterministic for its arguments (node-limited one-thread searches,
+seeded draws), whatever ``--jobs`` or scheduler. ``DIR/recipe.json`` records each
+step's arguments and the sizes of the files it read, and whether it finished: run
+the same command again after an interruption and the finished steps are skipped and
+the interrupted one resumes (datagen appends; the others start over). Raising
+``--games`` extends step 1 and redoes what depends on it; other changed arguments of
+step 1 are refused (its file would mix two recipes: use another folder), and a later
+step whose arguments or inputs changed is redone.
+
+This module owns the order of the steps, their arguments and the record of what is
+done. It must not make, label or train anything itself: the tools do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
+
+from ..common import ToolParser, UsageError
+from .datagen import _teacher_command
+
+PROG = "recipe"
+STAMP = "recipe.json"
+GROWING = "--games"
+"""The one argument of step 1 that may change between runs: more games extend it."""
+TRAINING = (
+    *("--lr", "1e-3", "--weight-decay", "0.01", "--lam", "1.0", "--batch-size", "1024"),
+    *("--seed", "1", "--threads", "1", "--base", "hand"),
+)
+"""The trainer's settings of every network since d32 (docs/training.md)."""
+
+
+class Step(NamedTuple):
+    name: str
+    tool: str  # a module of this package with ``main(argv) -> int``
+    argv: list[str]  # the tool's arguments, without the execution ones
+    output: Path
+    inputs: list[Path]
+    resumes: bool  # the tool continues a file it left unfinished (datagen)
+
+
+def steps(args: Any) -> list[Step]:
+    folder: Path = args.folder
+    stockfish = shlex.join(_teacher_command(args.stockfish))
+    games, fens = folder / "games.gz", folder / "leaves.fen"
+    leaves, network = folder / "leaves.gz", folder / "network.nnue"
+    label = ["--teacher", stockfish, "--label-nodes", str(args.label_nodes)]
+    play = ["--engine", stockfish, "--nodes", str(args.play_nodes), "--seed", str(args.seed)]
+    search = ["--nodes", str(args.leaf_nodes), "--per-root", str(args.per_root)]
+    search += ["--seed", str(args.seed + 10)]
+    fit = ["--hidden", str(args.hidden), "--epochs", str(args.epochs), *TRAINING]
+    return [
+        Step(
+            "games",
+            "datagen",
+            [str(games), GROWING, str(args.games), *play, *label],
+            games,
+            [],
+            True,
+        ),
+        Step(
+            "leaves",
+            "leaves",
+            [str(games), "--out", str(fens), "--roots", str(args.roots), *search],
+            fens,
+            [games],
+            False,
+        ),
+        Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens], True),
+        Step(
+            "network",
+            "train",
+            [str(games), str(leaves), "--out", str(network), *fit],
+            network,
+            [games, leaves],
+            False,
+        ),
+    ]
+
+
+def _execution(step: Step, args: Any) -> list[str]:
+    if step.tool == "train":
+        return []
+    where = ["--scheduler", args.scheduler] if args.scheduler else ["--jobs", str(args.jobs)]
+    return where + (["--quiet"] if args.quiet else [])
+
+
+def _key(step: Step) -> dict[str, Any]:
+    """What a step's output depends on: its arguments, the folder's files named
+    without the folder (a moved folder is the same recipe), and its inputs' sizes."""
+    folder = step.output.parent
+    argv = [Path(a).name if Path(a).parent == folder else a for a in step.argv]
+    return {"argv": argv, "inputs": {p.name: p.stat().st_size for p in step.inputs}}
+
+
+def _without_count(argv: list[str]) -> list[str]:
+    at = argv.index(GROWING)
+    return argv[:at] + argv[at + 2 :]
+
+
+def _read_stamp(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        stamp = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable record of the steps ({exc}): remove it") from None
+    if not isinstance(stamp, dict):
+        raise UsageError(f"{path}: not a record of the steps: remove it")
+    return stamp
+
+
+def _write_stamp(path: Path, stamp: dict[str, Any]) -> None:
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(json.dumps(stamp, indent=1) + "\n")
+    partial.replace(path)
+
+
+def _fresh(step: Step, old: Optional[dict[str, Any]], key: dict[str, Any]) -> bool:
+    """Whether ``step`` must start over rather than continue or extend its output."""
+    if old is None or old.get("key") == key:
+        return False
+    if step.name != "games":
+        return True
+    if _without_count(old["key"]["argv"]) != _without_count(key["argv"]):
+        raise UsageError(
+            f"{step.output} was made with other arguments ({shlex.join(old['key']['argv'])}): "
+            "use another folder, or remove it"
+        )
+    return False
+
+
+def run(args: Any) -> int:
+    args.folder.mkdir(parents=True, exist_ok=True)
+    stamp_path = args.folder / STAMP
+    stamp = _read_stamp(stamp_path)
+    plan = steps(args)
+    for number, step in enumerate(plan, 1):
+        key = _key(step)
+        old = stamp.get(step.name)
+        if old is not None and old.get("key") == key and old.get("done") and step.output.exists():
+            print(f"{PROG}: step {number}/{len(plan)} {step.name}: done ({step.output})")
+            continue
+        if _fresh(step, old, key):
+            step.output.unlink(missing_ok=True)
+        stamp[step.name] = {"key": key, "done": False}
+        _write_stamp(stamp_path, stamp)
+        argv = step.argv + _execution(step, args)
+        print(
+            f"{PROG}: step {number}/{len(plan)} {step.name}: "
+            f"python -m {__package__}.{step.tool} {shlex.join(argv)}",
+            flush=True,
+        )
+        began = time.monotonic()
+        status = int(importlib.import_module(f"{__package__}.{step.tool}").main(argv))
+        sys.stdout.flush()
+        if status != 0:
+            print(f"{PROG}: step {step.name} failed (exit status {status})", file=sys.stderr)
+            return status
+        stamp[step.name] = {"key": key, "done": True, "seconds": round(time.monotonic() - began)}
+        _write_stamp(stamp_path, stamp)
+    network = plan[-1].output
+    print(
+        f"{PROG}: network {network}: use it with `setoption name Use NNUE value true` and "
+        f"`setoption name EvalFile value {network.resolve()}`"
+    )
+    return 0
+
+
+def parse_args(argv: Optional[list[str]]) -> Any:
+    parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="the recipe's folder (its files and record)")
+    data = parser.add_argument_group("data")
+    data.add_argument("--games", type=int, default=8000, help="Stockfish self-play games")
+    data.add_argument("--play-nodes", type=int, default=1000, help="self-play nodes a move")
+    data.add_argument("--label-nodes", type=int, default=5000, help="teacher nodes a label")
+    data.add_argument("--roots", type=int, default=25_000, help="positions searched for leaves")
+    data.add_argument("--leaf-nodes", type=int, default=1000, help="Cutoff's nodes a root")
+    data.add_argument("--per-root", type=int, default=4, help="leaves kept a root")
+    data.add_argument("--seed", type=int, default=1, help="seed of the games (leaves: +10)")
+    data.add_argument("--stockfish", help="player and teacher command (default: stockfish)")
+    net = parser.add_argument_group("network")
+    net.add_argument("--hidden", type=int, default=32, help="hidden width")
+    net.add_argument("--epochs", type=int, default=6, help="training epochs (the best kept)")
+    run_group = parser.add_argument_group("execution")
+    run_group.add_argument("--jobs", type=int, default=1, help="local worker processes")
+    run_group.add_argument("--scheduler", help="Dask scheduler: tcp://HOST:PORT or local:N")
+    run_group.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    for name in ("games", "play_nodes", "label_nodes", "roots", "leaf_nodes", "per_root"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+    for name in ("hidden", "epochs", "jobs"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name} must be positive")
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted: run the same command again to go on", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""scripts/training/recipe.py through its command line: the four steps from nothing to
+a network file the engine loads, skipped when done, extended by more games, and a
+changed recipe refused in a folder made by another."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.core import nnue
+from scripts.training.dataset import read_samples
+from tests.conftest import run_repo_script
+
+STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
+pytestmark = [
+    pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed"),
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="no PyTorch"),
+]
+
+SMALL = (
+    *("--play-nodes", "200", "--label-nodes", "200", "--roots", "6", "--leaf-nodes", "200"),
+    *("--per-root", "3", "--hidden", "8", "--epochs", "1", "--quiet"),
+)
+
+
+def recipe(folder: Path, *args: str) -> tuple[int, str, str]:
+    done = run_repo_script(
+        "training.recipe", str(folder), "--stockfish", str(STOCKFISH), *SMALL, *args, timeout=300
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    status, out, err = recipe(folder, "--games", "2")
+    assert status == 0, err
+    for number, (name, tool) in enumerate(
+        [("games", "datagen"), ("leaves", "leaves"), ("labels", "datagen"), ("network", "train")],
+        1,
+    ):
+        assert f"step {number}/4 {name}: python -m scripts.training.{tool} " in out
+    games = list(read_samples(folder / "games.gz"))
+    leaves = list(read_samples(folder / "leaves.gz"))
+    assert len(games) > 20 and len(leaves) > 0
+    # The leaves are Cutoff's search positions, labelled: not the games' positions.
+    assert {s.fen for s in leaves} - {s.fen for s in games}
+    net = nnue.load(folder / "network.nnue")
+    assert net.hidden == 8
+    record = json.loads((folder / "recipe.json").read_text())
+    assert [record[name]["done"] for name in ("games", "leaves", "labels", "network")] == [True] * 4
+
+    # Again: nothing to do, nothing rewritten.
+    made = (folder / "network.nnue").stat().st_mtime_ns
+    status, out, err = recipe(folder, "--games", "2")
+    assert status == 0, err
+    assert out.count(": done (") == 4
+    assert (folder / "network.nnue").stat().st_mtime_ns == made
+
+    # More games extend step 1 and redo what depends on it.
+    status, out, err = recipe(folder, "--games", "3")
+    assert status == 0, err
+    more = list(read_samples(folder / "games.gz"))
+    assert more[: len(games)] == games and len(more) > len(games)
+    assert "step 1/4 games: done" not in out and "step 4/4 network: python" in out
+    assert (folder / "network.nnue").stat().st_mtime_ns != made
+
+    # Another teacher depth would mix two recipes in one file: refused, one line.
+    status, out, err = recipe(folder, "--games", "3", "--label-nodes", "300")
+    assert status == 2
+    assert err.strip().startswith(f"recipe: {folder / 'games.gz'} was made with other arguments")
+    assert len(err.strip().splitlines()) == 1
+    assert len(list(read_samples(folder / "games.gz"))) == len(more)
+
+    # A moved folder is the same recipe: nothing to redo.
+    moved = folder.rename(tmp_path / "moved")
+    status, out, err = recipe(moved, "--games", "3")
+    assert status == 0, err
+    assert out.count(": done (") == 4
