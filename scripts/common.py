@@ -59,6 +59,15 @@ class ToolParser(argparse.ArgumentParser):
         # argparse prints the usage block too; the tools' contract is one line.
         self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
 
+    def require_positive(self, args: Any, *names: str) -> None:
+        """A usage error for the first of the options ``names`` (``args``' attribute
+        names, ``max_plies`` for ``--max-plies``) whose value is not positive; an
+        option left unset (None) is not checked."""
+        for name in names:
+            value = getattr(args, name)
+            if value is not None and value <= 0:
+                self.error(f"--{name.replace('_', '-')} must be positive")
+
 
 class UsageError(Exception):
     """Bad input; ``report_failure`` makes its message one line with exit status 2."""

@@ -16,10 +16,10 @@ from scripts.training.dataset import read_samples
 from tests.conftest import run_repo_script
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
-pytestmark = [
-    pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="no PyTorch"),
-]
+needs_engines = pytest.mark.skipif(
+    STOCKFISH is None or importlib.util.find_spec("torch") is None,
+    reason="needs stockfish and PyTorch",
+)
 
 SMALL = (
     *("--play-nodes", "200", "--label-nodes", "200", "--roots", "6", "--leaf-nodes", "200"),
@@ -34,6 +34,7 @@ def recipe(folder: Path, *args: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@needs_engines
 def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     status, out, err = recipe(folder, "--games", "2")
@@ -80,3 +81,22 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     status, out, err = recipe(moved, "--games", "3")
     assert status == 0, err
     assert out.count(": done (") == 4
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("recipe", ("DIR", "--games", "0"), "--games must be positive"),
+        ("recipe", ("DIR", "--per-root", "-1"), "--per-root must be positive"),
+        ("leaves", ("d.gz", "--out", "o", "--per-root", "0"), "--per-root must be positive"),
+        ("datagen", ("o.gz", "--fens=f", "--label-depth", "0"), "--label-depth must be positive"),
+    ],
+)
+def test_a_number_that_must_be_positive_is_one_line(
+    tmp_path: Path, tool: str, args: tuple[str, ...], message: str
+) -> None:
+    args = tuple(str(tmp_path / a) if a == "DIR" else a for a in args)
+    done = run_repo_script(f"training.{tool}", *args)
+    assert done.returncode == 2
+    assert done.stderr == f"{tool}: error: {message}\n"
+    assert not (tmp_path / "DIR").exists()

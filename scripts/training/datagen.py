@@ -427,15 +427,11 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     run.add_argument("--chunk-size", type=int, default=1, help="work units per task")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    for name in ("nodes", "jobs", "chunk_size", "max_plies"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
+    parser.require_positive(args, "nodes", "jobs", "chunk_size", "max_plies")
     for name in ("games", "random_plies", "skip_plies", "first_game"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must not be negative")
-    for name in ("label_depth", "label_nodes"):
-        if getattr(args, name) is not None and getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
+    parser.require_positive(args, "label_depth", "label_nodes")
     if args.label_from_play and (args.pgn or args.fens):
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):

@@ -175,9 +175,7 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--scheduler", help="Dask scheduler: tcp://HOST:PORT or local:N")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    for name in ("roots", "nodes", "per_root", "jobs"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
+    parser.require_positive(args, "roots", "nodes", "per_root", "jobs")
     return args
 
 

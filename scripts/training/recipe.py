@@ -207,12 +207,10 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     run_group.add_argument("--scheduler", help="Dask scheduler: tcp://HOST:PORT or local:N")
     run_group.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    for name in ("games", "play_nodes", "label_nodes", "roots", "leaf_nodes", "per_root"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
-    for name in ("hidden", "epochs", "jobs"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name} must be positive")
+    parser.require_positive(
+        args, "games", "play_nodes", "label_nodes", "roots", "leaf_nodes", "per_root"
+    )
+    parser.require_positive(args, "hidden", "epochs", "jobs")
     return args
 
 

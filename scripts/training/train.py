@@ -290,9 +290,7 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--val-fraction must be between 0 and 1")
     if not 0 <= args.lam <= 1:
         parser.error("--lam must be between 0 and 1")
-    for name in ("hidden", "epochs", "batch_size", "threads"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
+    parser.require_positive(args, "hidden", "epochs", "batch_size", "threads")
     if args.weight_decay < 0:
         parser.error("--weight-decay must not be negative")
     if args.k <= 0 or args.lr <= 0:

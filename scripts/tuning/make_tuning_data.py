@@ -299,9 +299,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser.add_argument("--max-plies", type=int, default=400, help="engine plies before a draw")
     parser.add_argument("--skip-plies", type=int, default=8, help="engine plies not recorded")
     args = parser.parse_args(argv)
-    for name in ("games", "nodes", "workers", "max_plies"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
+    parser.require_positive(args, "games", "nodes", "workers", "max_plies")
     for name in ("random_plies", "skip_plies", "first_game"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must not be negative")
