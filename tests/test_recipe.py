@@ -75,6 +75,12 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert err.strip().startswith(f"recipe: {folder / 'games.gz'} was made with other arguments")
     assert len(err.strip().splitlines()) == 1
     assert len(list(read_samples(folder / "games.gz"))) == len(more)
+    # Fewer games than the file holds: refused too (the file cannot shrink).
+    status, out, err = recipe(folder, "--games", "2")
+    assert (status, err) == (
+        2,
+        f"recipe: {folder / 'games.gz'} holds 3 games: --games can only grow\n",
+    )
 
     # A moved folder is the same recipe: nothing to redo.
     moved = folder.rename(tmp_path / "moved")

@@ -18,9 +18,9 @@ seeded draws), whatever ``--jobs`` or scheduler. ``DIR/recipe.json`` records eac
 step's arguments and the sizes of the files it read, and whether it finished: run
 the same command again after an interruption and the finished steps are skipped and
 the interrupted one resumes (datagen appends; the others start over). Raising
-``--games`` extends step 1 and redoes what depends on it; other changed arguments of
-step 1 are refused (its file would mix two recipes: use another folder), and a later
-step whose arguments or inputs changed is redone.
+``--games`` extends step 1 and redoes what depends on it; fewer games, or other
+changed arguments of step 1, are refused (its file would mix two recipes: use another
+folder), and a later step whose arguments or inputs changed is redone.
 
 This module owns the order of the steps, their arguments and the record of what is
 done. It must not make, label or train anything itself: the tools do.
@@ -56,7 +56,6 @@ class Step(NamedTuple):
     argv: list[str]  # the tool's arguments, without the execution ones
     output: Path
     inputs: list[Path]
-    resumes: bool  # the tool continues a file it left unfinished (datagen)
 
 
 def steps(args: Any) -> list[Step]:
@@ -76,7 +75,6 @@ def steps(args: Any) -> list[Step]:
             [str(games), GROWING, str(args.games), *play, *label],
             games,
             [],
-            True,
         ),
         Step(
             "leaves",
@@ -84,16 +82,14 @@ def steps(args: Any) -> list[Step]:
             [str(games), "--out", str(fens), "--roots", str(args.roots), *search],
             fens,
             [games],
-            False,
         ),
-        Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens], True),
+        Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens]),
         Step(
             "network",
             "train",
             [str(games), str(leaves), "--out", str(network), *fit],
             network,
             [games, leaves],
-            False,
         ),
     ]
 
@@ -113,9 +109,10 @@ def _key(step: Step) -> dict[str, Any]:
     return {"argv": argv, "inputs": {p.name: p.stat().st_size for p in step.inputs}}
 
 
-def _without_count(argv: list[str]) -> list[str]:
+def _split_count(argv: list[str]) -> tuple[list[str], int]:
+    """Step 1's arguments without ``--games N``, and N."""
     at = argv.index(GROWING)
-    return argv[:at] + argv[at + 2 :]
+    return argv[:at] + argv[at + 2 :], int(argv[at + 1])
 
 
 def _read_stamp(path: Path) -> dict[str, Any]:
@@ -142,11 +139,18 @@ def _fresh(step: Step, old: Optional[dict[str, Any]], key: dict[str, Any]) -> bo
         return False
     if step.name != "games":
         return True
-    if _without_count(old["key"]["argv"]) != _without_count(key["argv"]):
+    try:
+        before, made = _split_count(old["key"]["argv"])
+    except (KeyError, TypeError, ValueError):
+        raise UsageError(f"{STAMP} in {step.output.parent}: not a record of the steps") from None
+    now, wanted = _split_count(key["argv"])
+    if before != now:
         raise UsageError(
             f"{step.output} was made with other arguments ({shlex.join(old['key']['argv'])}): "
             "use another folder, or remove it"
         )
+    if wanted < made:
+        raise UsageError(f"{step.output} holds {made} games: {GROWING} can only grow")
     return False
 
 
