@@ -88,6 +88,13 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert status == 0, err
     assert out.count(": done (") == 4
 
+    # Without the leaves: the games alone train the network.
+    status, out, err = recipe(moved, "--games", "3", "--no-leaves")
+    assert status == 0, err
+    assert "step 1/2 games: done" in out and "leaves" not in out
+    assert f"step 2/2 network: python -m scripts.training.train {moved / 'games.gz'} --out" in out
+    assert nnue.load(moved / "network.nnue").hidden == 8
+
 
 @pytest.mark.parametrize(
     ("tool", "args", "message"),

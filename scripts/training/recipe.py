@@ -11,7 +11,8 @@ runs (so any step can be rerun, or changed, by hand):
    each of ``--roots`` positions of step 1 searched to ``--leaf-nodes`` (leaves);
 3. ``DIR/leaves.gz``: those positions, the quiet ones labelled as in step 1 (datagen);
 4. ``DIR/network.nnue``: a ``--hidden``-wide correction of the hand-written
-   evaluation trained on steps 1 and 3 (train, ``--base hand``).
+   evaluation trained on steps 1 and 3 (train, ``--base hand``); with
+   ``--no-leaves``, steps 2 and 3 are left out and it is trained on step 1 alone.
 
 Every step is deterministic for its arguments (node-limited one-thread searches,
 seeded draws), whatever ``--jobs`` or scheduler. ``DIR/recipe.json`` records each
@@ -68,7 +69,8 @@ def steps(args: Any) -> list[Step]:
     search = ["--nodes", str(args.leaf_nodes), "--per-root", str(args.per_root)]
     search += ["--seed", str(args.seed + 10)]
     fit = ["--hidden", str(args.hidden), "--epochs", str(args.epochs), *TRAINING]
-    return [
+    trained = [games] if args.no_leaves else [games, leaves]
+    plan = [
         Step(
             "games",
             "datagen",
@@ -87,11 +89,12 @@ def steps(args: Any) -> list[Step]:
         Step(
             "network",
             "train",
-            [str(games), str(leaves), "--out", str(network), *fit],
+            [*map(str, trained), "--out", str(network), *fit],
             network,
-            [games, leaves],
+            trained,
         ),
     ]
+    return [plan[0], plan[-1]] if args.no_leaves else plan
 
 
 def _execution(step: Step, args: Any) -> list[str]:
@@ -203,6 +206,9 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     data.add_argument("--per-root", type=int, default=4, help="leaves kept a root")
     data.add_argument("--seed", type=int, default=1, help="seed of the games (leaves: +10)")
     data.add_argument("--stockfish", help="player and teacher command (default: stockfish)")
+    data.add_argument(
+        "--no-leaves", action="store_true", help="no steps 2 and 3: train on the games alone"
+    )
     net = parser.add_argument_group("network")
     net.add_argument("--hidden", type=int, default=32, help="hidden width")
     net.add_argument("--epochs", type=int, default=6, help="training epochs (the best kept)")
