@@ -377,7 +377,9 @@ def existing(out: Path) -> tuple[set[str], set[int], int]:
     return done, keys, count
 
 
-def _teacher_command(text: Optional[str]) -> list[str]:
+def teacher_command(text: Optional[str]) -> list[str]:
+    """The teacher's command: ``text`` split as a shell would, else Stockfish on the
+    PATH or where Debian installs it (a usage error if neither)."""
     if text is not None:
         return engine_command(text)
     for candidate in STOCKFISH_PATHS:
@@ -473,7 +475,7 @@ def generate(args: Any) -> Tally:
         play = Config.from_args(args)
     settings = Settings(
         play,
-        _teacher_command(args.teacher) if not args.label_from_play else [],
+        teacher_command(args.teacher) if not args.label_from_play else [],
         args.label_depth,
         args.label_nodes,
         args.label_from_play,

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from ..common import ToolParser, UsageError
-from .datagen import _teacher_command
+from .datagen import teacher_command
 
 PROG = "recipe"
 STAMP = "recipe.json"
@@ -61,7 +61,7 @@ class Step(NamedTuple):
 
 def steps(args: Any) -> list[Step]:
     folder: Path = args.folder
-    stockfish = shlex.join(_teacher_command(args.stockfish))
+    stockfish = shlex.join(teacher_command(args.stockfish))
     games, fens = folder / "games.gz", folder / "leaves.fen"
     leaves, network = folder / "leaves.gz", folder / "network.nnue"
     label = ["--teacher", stockfish, "--label-nodes", str(args.label_nodes)]
