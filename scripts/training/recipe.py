@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
-from ..common import ToolParser, UsageError
+from ..common import ToolParser, UsageError, atomic_output
 from .datagen import teacher_command
 
 PROG = "recipe"
@@ -131,9 +131,8 @@ def _read_stamp(path: Path) -> dict[str, Any]:
 
 
 def _write_stamp(path: Path, stamp: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_text(json.dumps(stamp, indent=1) + "\n")
-    partial.replace(path)
+    with atomic_output(path) as handle:
+        handle.write(json.dumps(stamp, indent=1) + "\n")
 
 
 def _fresh(step: Step, old: Optional[dict[str, Any]], key: dict[str, Any]) -> bool:
