@@ -68,6 +68,13 @@ class ToolParser(argparse.ArgumentParser):
             if value is not None and value <= 0:
                 self.error(f"--{name.replace('_', '-')} must be positive")
 
+    def require_non_negative(self, args: Any, *names: str) -> None:
+        """As ``require_positive``, for options where zero is allowed."""
+        for name in names:
+            value = getattr(args, name)
+            if value is not None and value < 0:
+                self.error(f"--{name.replace('_', '-')} must not be negative")
+
 
 class UsageError(Exception):
     """Bad input; ``report_failure`` makes its message one line with exit status 2."""

@@ -103,9 +103,19 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
         ("recipe", ("DIR", "--per-root", "-1"), "--per-root must be positive"),
         ("leaves", ("d.gz", "--out", "o", "--per-root", "0"), "--per-root must be positive"),
         ("datagen", ("o.gz", "--fens=f", "--label-depth", "0"), "--label-depth must be positive"),
+        (
+            "datagen",
+            ("o.gz", "--fens=f", "--label-depth=1", "--skip-plies=-1"),
+            "--skip-plies must not be negative",
+        ),
+        (
+            "train",
+            ("d.gz", "--out=o", "--weight-decay=-0.1"),
+            "--weight-decay must not be negative",
+        ),
     ],
 )
-def test_a_number_that_must_be_positive_is_one_line(
+def test_a_number_out_of_range_is_one_line(
     tmp_path: Path, tool: str, args: tuple[str, ...], message: str
 ) -> None:
     args = tuple(str(tmp_path / a) if a == "DIR" else a for a in args)

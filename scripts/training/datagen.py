@@ -430,9 +430,7 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     parser.require_positive(args, "nodes", "jobs", "chunk_size", "max_plies")
-    for name in ("games", "random_plies", "skip_plies", "first_game"):
-        if getattr(args, name) < 0:
-            parser.error(f"--{name.replace('_', '-')} must not be negative")
+    parser.require_non_negative(args, "games", "random_plies", "skip_plies", "first_game")
     parser.require_positive(args, "label_depth", "label_nodes")
     if args.label_from_play and (args.pgn or args.fens):
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")

@@ -291,8 +291,7 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     if not 0 <= args.lam <= 1:
         parser.error("--lam must be between 0 and 1")
     parser.require_positive(args, "hidden", "epochs", "batch_size", "threads")
-    if args.weight_decay < 0:
-        parser.error("--weight-decay must not be negative")
+    parser.require_non_negative(args, "weight_decay")
     if args.k <= 0 or args.lr <= 0:
         parser.error("--k and --lr must be positive")
     if args.base == "hand" and args.scale != "k":

@@ -300,9 +300,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser.add_argument("--skip-plies", type=int, default=8, help="engine plies not recorded")
     args = parser.parse_args(argv)
     parser.require_positive(args, "games", "nodes", "workers", "max_plies")
-    for name in ("random_plies", "skip_plies", "first_game"):
-        if getattr(args, name) < 0:
-            parser.error(f"--{name.replace('_', '-')} must not be negative")
+    parser.require_non_negative(args, "random_plies", "skip_plies", "first_game")
     return args
 
 
