@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import chess.pgn
 import pytest
 
 from engine.core import nnue
@@ -16,6 +17,7 @@ from scripts.training.dataset import read_samples
 from tests.conftest import run_repo_script
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
+OPERA = Path(__file__).parent / "data" / "opera.pgn"
 needs_engines = pytest.mark.skipif(
     STOCKFISH is None or importlib.util.find_spec("torch") is None,
     reason="needs stockfish and PyTorch",
@@ -94,6 +96,40 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert "step 1/2 games: done" in out and "leaves" not in out
     assert f"step 2/2 network: python -m scripts.training.train {moved / 'games.gz'} --out" in out
     assert nnue.load(moved / "network.nnue").hidden == 8
+
+    # Games of Cutoff's own: their positions are labelled and trained on too; a PGN
+    # that grew is labelled again.
+    pgn = tmp_path / "own.pgn"
+    shutil.copy(OPERA, pgn)
+    status, out, err = recipe(moved, "--games", "3", "--no-leaves", "--pgn", str(pgn))
+    assert status == 0, err
+    assert "step 1/3 games: done" in out
+    assert f"step 2/3 matches: python -m scripts.training.datagen {moved / 'matches.gz'} " in out
+    trained = f"train {moved / 'games.gz'} {moved / 'matches.gz'} --out"
+    assert f"step 3/3 network: python -m scripts.training.{trained}" in out
+    own = list(read_samples(moved / "matches.gz"))
+    assert own and {s.fen for s in own} <= opera_positions()
+    pgn.write_text(OPERA.read_text() + "\n" + OPERA.read_text().replace("1-0", "0-1"))
+    status, out, err = recipe(moved, "--games", "3", "--no-leaves", "--pgn", str(pgn))
+    assert status == 0, err
+    assert "step 2/3 matches: python" in out and "step 3/3 network: python" in out
+
+
+def opera_positions() -> set[str]:
+    with OPERA.open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    board, fens = game.board(), set()
+    for move in game.mainline_moves():
+        fens.add(board.fen())
+        board.push(move)
+    return fens
+
+
+def test_a_missing_pgn_is_one_line(tmp_path: Path) -> None:
+    done = run_repo_script("training.recipe", str(tmp_path / "DIR"), "--pgn", "nowhere.pgn")
+    assert (done.returncode, done.stderr) == (2, "recipe: nowhere.pgn: no such PGN file\n")
+    assert not (tmp_path / "DIR").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,18 +1,21 @@
 """One command from nothing to a trained network: the data recipe of issue 68.
 
-    python -m scripts.training.recipe DIR [--games N] [--roots R] [--jobs J | --scheduler ADDR]
+    python -m scripts.training.recipe DIR [--games N] [--roots R] [--pgn FILE ...]
+        [--no-leaves] [--jobs J | --scheduler ADDR]
 
-Four steps, each the project's own tool called with the arguments printed before it
-runs (so any step can be rerun, or changed, by hand):
+Four steps, or five, each the project's own tool called with the arguments printed
+before it runs (so any step can be rerun, or changed, by hand):
 
 1. ``DIR/games.gz``: Stockfish self-play at ``--play-nodes`` a move, every kept
    position labelled by a separate ``--label-nodes`` Stockfish search (datagen);
-2. ``DIR/leaves.fen``: ``--per-root`` positions Cutoff's own search evaluates, from
+2. with ``--pgn FILE ...`` only, ``DIR/matches.gz``: the quiet positions of those
+   games (Cutoff's own matches, say), labelled as in step 1 (datagen);
+3. ``DIR/leaves.fen``: ``--per-root`` positions Cutoff's own search evaluates, from
    each of ``--roots`` positions of step 1 searched to ``--leaf-nodes`` (leaves);
-3. ``DIR/leaves.gz``: those positions, the quiet ones labelled as in step 1 (datagen);
-4. ``DIR/network.nnue``: a ``--hidden``-wide correction of the hand-written
-   evaluation trained on steps 1 and 3 (train, ``--base hand``); with
-   ``--no-leaves``, steps 2 and 3 are left out and it is trained on step 1 alone.
+4. ``DIR/leaves.gz``: those positions, the quiet ones labelled as in step 1 (datagen);
+5. ``DIR/network.nnue``: a ``--hidden``-wide correction of the hand-written
+   evaluation trained on all of the labelled files (train, ``--base hand``); with
+   ``--no-leaves``, the leaves' two steps are left out.
 
 Every step is deterministic for its arguments (node-limited one-thread searches,
 seeded draws), whatever ``--jobs`` or scheduler. ``DIR/recipe.json`` records each
@@ -21,7 +24,8 @@ the same command again after an interruption and the finished steps are skipped 
 the interrupted one resumes (datagen appends; the others start over). Raising
 ``--games`` extends step 1 and redoes what depends on it; fewer games, or other
 changed arguments of step 1, are refused (its file would mix two recipes: use another
-folder), and a later step whose arguments or inputs changed is redone.
+folder), and a later step whose arguments or inputs changed (a PGN file that grew,
+say) is redone.
 
 This module owns the order of the steps, their arguments and the record of what is
 done. It must not make, label or train anything itself: the tools do.
@@ -62,39 +66,36 @@ class Step(NamedTuple):
 def steps(args: Any) -> list[Step]:
     folder: Path = args.folder
     stockfish = shlex.join(teacher_command(args.stockfish))
-    games, fens = folder / "games.gz", folder / "leaves.fen"
-    leaves, network = folder / "leaves.gz", folder / "network.nnue"
+    games, matches = folder / "games.gz", folder / "matches.gz"
+    fens, leaves = folder / "leaves.fen", folder / "leaves.gz"
     label = ["--teacher", stockfish, "--label-nodes", str(args.label_nodes)]
     play = ["--engine", stockfish, "--nodes", str(args.play_nodes), "--seed", str(args.seed)]
-    search = ["--nodes", str(args.leaf_nodes), "--per-root", str(args.per_root)]
-    search += ["--seed", str(args.seed + 10)]
-    fit = ["--hidden", str(args.hidden), "--epochs", str(args.epochs), *TRAINING]
-    trained = [games] if args.no_leaves else [games, leaves]
     plan = [
-        Step(
-            "games",
-            "datagen",
-            [str(games), GROWING, str(args.games), *play, *label],
-            games,
-            [],
-        ),
-        Step(
-            "leaves",
-            "leaves",
-            [str(games), "--out", str(fens), "--roots", str(args.roots), *search],
-            fens,
-            [games],
-        ),
-        Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens]),
-        Step(
-            "network",
-            "train",
-            [*map(str, trained), "--out", str(network), *fit],
-            network,
-            trained,
-        ),
+        Step("games", "datagen", [str(games), GROWING, str(args.games), *play, *label], games, [])
     ]
-    return [plan[0], plan[-1]] if args.no_leaves else plan
+    if args.pgn:
+        pgn = [*map(str, args.pgn)]
+        plan.append(
+            Step("matches", "datagen", [str(matches), "--pgn", *pgn, *label], matches, args.pgn)
+        )
+    if not args.no_leaves:
+        search = ["--roots", str(args.roots), "--nodes", str(args.leaf_nodes)]
+        search += ["--per-root", str(args.per_root), "--seed", str(args.seed + 10)]
+        plan.append(
+            Step("leaves", "leaves", [str(games), "--out", str(fens), *search], fens, [games])
+        )
+        plan.append(
+            Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens])
+        )
+    trained = [step.output for step in plan if step.output.suffix == ".gz"]
+    network = folder / "network.nnue"
+    fit = ["--hidden", str(args.hidden), "--epochs", str(args.epochs), *TRAINING]
+    plan.append(
+        Step(
+            "network", "train", [*map(str, trained), "--out", str(network), *fit], network, trained
+        )
+    )
+    return plan
 
 
 def _execution(step: Step, args: Any) -> list[str]:
@@ -157,6 +158,9 @@ def _fresh(step: Step, old: Optional[dict[str, Any]], key: dict[str, Any]) -> bo
 
 
 def run(args: Any) -> int:
+    for path in args.pgn:
+        if not path.is_file():
+            raise UsageError(f"{path}: no such PGN file")
     args.folder.mkdir(parents=True, exist_ok=True)
     stamp_path = args.folder / STAMP
     stamp = _read_stamp(stamp_path)
@@ -206,7 +210,10 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     data.add_argument("--seed", type=int, default=1, help="seed of the games (leaves: +10)")
     data.add_argument("--stockfish", help="player and teacher command (default: stockfish)")
     data.add_argument(
-        "--no-leaves", action="store_true", help="no steps 2 and 3: train on the games alone"
+        "--pgn", type=Path, nargs="+", default=[], help="games whose positions are labelled too"
+    )
+    data.add_argument(
+        "--no-leaves", action="store_true", help="no leaves of Cutoff's search in the data"
     )
     net = parser.add_argument_group("network")
     net.add_argument("--hidden", type=int, default=32, help="hidden width")
