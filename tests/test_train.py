@@ -117,7 +117,7 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     done = train_tiny(data, out, "--epochs", "2", "--weight-decay", "0.01", "--base", "hand")
     assert done.returncode == 0, done.stderr
     assert "added to the hand-written evaluation" in done.stdout
-    assert "kept epoch" in done.stdout
+    assert "kept epoch" in done.stdout and "warning" not in done.stderr
     net = nnue.load(out)
     assert net.base == nnue.BASE_HAND and net.scale == 400
     evaluator = NetworkEvaluator(net)
@@ -154,3 +154,20 @@ def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
     net.write(good)
     with pytest.raises(nnue.NetworkError, match="unknown base evaluation 7"):
         nnue.load(good)
+
+
+def test_a_training_that_never_beats_its_start_says_so(tmp_path: Path) -> None:
+    """A learning rate far too high: every epoch is worse on the held-out games than the
+    untrained correction, which is kept, written and named on stderr."""
+    data = tmp_path / "tiny.gz"
+    tiny_data(data)
+    out = tmp_path / "net.bin"
+    done = train_tiny(data, out, "--epochs", "2", "--base", "hand", "--lr", "1")
+    assert done.returncode == 0, done.stderr
+    assert "kept epoch 0 " in done.stdout
+    assert done.stderr == (
+        "train: warning: no epoch did better on the held-out games than before training: "
+        "the file is the untrained network (the hand-written evaluation plus a near-zero "
+        "correction)\n"
+    )
+    assert nnue.load(out).base == nnue.BASE_HAND

@@ -402,6 +402,18 @@ def train(args: Any) -> int:
             break
     model.load_state_dict(best_state)
     print(f"kept epoch {best_epoch} (validation {best_loss:.6f})", flush=True)
+    if best_epoch == 0:
+        # Still written (the run is reproducible), but what training learnt did not
+        # hold on other games: say so where the run is read.
+        start = (
+            "the hand-written evaluation plus a near-zero correction" if correction else "random"
+        )
+        print(
+            f"{PROG}: warning: no epoch did better on the held-out games than before "
+            f"training: the file is the untrained network ({start})",
+            file=sys.stderr,
+            flush=True,
+        )
     hand_index = val[:HAND_EVAL_MAX]
     if correction:
         hand_cp = base[hand_index].tolist()
