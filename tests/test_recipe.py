@@ -97,10 +97,10 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert f"step 2/2 network: python -m scripts.training.train {moved / 'games.gz'} --out" in out
     assert nnue.load(moved / "network.nnue").hidden == 8
 
-    # Games of Cutoff's own: their positions are labelled and trained on too; a PGN
-    # that grew is labelled again.
-    pgn = tmp_path / "own.pgn"
-    shutil.copy(OPERA, pgn)
+    # Games of Cutoff's own, kept by scripts.training.games: their positions are
+    # labelled and trained on too; a file that grew is labelled again.
+    pgn = tmp_path / "own.pgn.gz"
+    assert run_repo_script("training.games", str(pgn), str(OPERA)).returncode == 0
     status, out, err = recipe(moved, "--games", "3", "--no-leaves", "--pgn", str(pgn))
     assert status == 0, err
     assert "step 1/3 games: done" in out
@@ -109,7 +109,9 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert f"step 3/3 network: python -m scripts.training.{trained}" in out
     own = list(read_samples(moved / "matches.gz"))
     assert own and {s.fen for s in own} <= opera_positions()
-    pgn.write_text(OPERA.read_text() + "\n" + OPERA.read_text().replace("1-0", "0-1"))
+    other = tmp_path / "other.pgn"
+    other.write_text(OPERA.read_text().replace("1-0", "0-1"))
+    assert run_repo_script("training.games", str(pgn), str(other)).returncode == 0
     status, out, err = recipe(moved, "--games", "3", "--no-leaves", "--pgn", str(pgn))
     assert status == 0, err
     assert "step 2/3 matches: python" in out and "step 3/3 network: python" in out

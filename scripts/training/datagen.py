@@ -11,9 +11,9 @@ Positions come from three sources, in this order:
   seeded random moves, played by scripts.tuning.make_tuning_data's game loop (which
   also adjudicates and keeps only positions not in check where no capture or
   promotion wins material by Cutoff's static exchange evaluation);
-* ``--pgn FILE``: every position of every game of match PGNs (result from the
-  ``Result`` header), after the first ``--skip-plies`` plies, put through the same
-  quiet test;
+* ``--pgn FILE``: every position of every game of match PGNs, gzip'd ones too (the
+  games kept by scripts.training.games), with the result from the ``Result``
+  header, after the first ``--skip-plies`` plies, put through the same quiet test;
 * ``--fens FILE``: one position a line, ``FEN`` or ``FEN;RESULT[;...]`` (the tuning
   data of scripts.tuning), through the same quiet test.
 
@@ -55,7 +55,6 @@ import chess.engine
 import chess.polyglot
 from tqdm import tqdm
 
-from engine.analysis.inputs import read_games
 from engine.analysis.parallel import (
     SchedulerLostError,
     SchedulerUnavailableError,
@@ -90,6 +89,7 @@ from .dataset import (
     read_lines,
     recover,
 )
+from .games import open_pgn
 
 PROG = "datagen"
 FENS_PER_TASK = 200
@@ -286,21 +286,17 @@ def failed_chunk(tasks: list[Any], error: BaseException) -> list[Any]:
 
 
 def pgn_tasks(path: Path, skip_plies: int, errors: list[str]) -> Iterator[Task]:
-    """One task per game of a PGN file: its positions before each move."""
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    with handle:
-        for number, game, board in read_games(str(path), handle, errors.append):
-            result = game.headers.get("Result", UNKNOWN)
-            result = result if result in RESULTS else UNKNOWN
-            positions = []
-            for ply, move in enumerate(game.mainline_moves()):
-                if ply >= skip_plies:
-                    positions.append((board.fen(), result))
-                board.push(move)
-            yield Task(f"pgn:{path.name}:{number}", -1, tuple(positions))
+    """One task per game of a PGN file (gzip'd or not): its positions before each move."""
+    for number, game in open_pgn(path, errors.append):
+        result = game.headers.get("Result", UNKNOWN)
+        result = result if result in RESULTS else UNKNOWN
+        board = game.board()
+        positions = []
+        for ply, move in enumerate(game.mainline_moves()):
+            if ply >= skip_plies:
+                positions.append((board.fen(), result))
+            board.push(move)
+        yield Task(f"pgn:{path.name}:{number}", -1, tuple(positions))
 
 
 def _board(text: str) -> chess.Board:
