@@ -94,3 +94,13 @@ def test_bad_input_is_one_line_and_keeps_the_file(tmp_path: Path) -> None:
         f"games: error: {tmp_path / 'kept.pgn'}: the kept games are gzip'd: "
         "name the file *.pgn.gz\n"
     )
+
+
+def test_the_kept_games_of_the_repository_replay(tmp_path: Path) -> None:
+    """scripts/training/data/cutoff-games.pgn.gz, Cutoff's match games kept for training
+    (docs/training.md): every game reads and replays, none twice."""
+    kept = Path(__file__).parents[1] / "scripts" / "training" / "data" / "cutoff-games.pgn.gz"
+    done = run_repo_script("training.games", str(tmp_path / "copy.pgn.gz"), str(kept))
+    assert done.returncode == 0 and done.stderr == ""
+    added = int(done.stdout.split()[1])
+    assert added >= 988 and done.stdout.endswith("(0 already there)\n")
