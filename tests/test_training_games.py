@@ -88,6 +88,13 @@ def test_bad_input_is_one_line_and_keeps_the_file(tmp_path: Path) -> None:
     assert done.stderr.startswith("games: cannot read 'missing.pgn'")
     assert len(done.stderr.splitlines()) == 1
     assert out.read_bytes() == before
+    # A kept file cut short: nothing is appended after the damage.
+    out.write_bytes(before[: len(before) // 2])
+    done = run_repo_script("training.games", str(out), str(OPERA))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith(f"games: {out}: unreadable after some games")
+    assert done.stderr.endswith(f"mend or move {out} first\n")
+    assert out.read_bytes() == before[: len(before) // 2]
     done = run_repo_script("training.games", str(tmp_path / "kept.pgn"), str(OPERA))
     assert done.returncode == 2
     assert done.stderr == (

@@ -82,7 +82,11 @@ def _quoted(value: str) -> str:
 def add(out: Path, sources: list[Path]) -> tuple[int, int]:
     """Append the new games of ``sources`` to ``out``: (games added, games skipped)."""
     old = out.read_bytes() if out.exists() else b""
-    seen = {_identity(game) for _, game in open_pgn(out, _report)} if old else set()
+    damage: list[str] = []
+    seen = {_identity(game) for _, game in open_pgn(out, damage.append)} if old else set()
+    if damage:
+        # Games appended after a damaged part could not be read back either.
+        raise UsageError(f"{damage[0]}: mend or move {out} first")
     texts, skipped = [], 0
     for path in sources:
         for _, game in open_pgn(path, _report):

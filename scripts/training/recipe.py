@@ -87,7 +87,7 @@ def steps(args: Any) -> list[Step]:
         plan.append(
             Step("labels", "datagen", [str(leaves), "--fens", str(fens), *label], leaves, [fens])
         )
-    trained = [step.output for step in plan if step.output.suffix == ".gz"]
+    trained = [step.output for step in plan if step.output.suffix == ".gz"]  # not leaves.fen
     network = folder / "network.nnue"
     fit = ["--hidden", str(args.hidden), "--epochs", str(args.epochs), *TRAINING]
     plan.append(
