@@ -30,7 +30,7 @@ import chess.pgn
 
 from engine.analysis.inputs import ErrorReport, read_games
 
-from ..common import ToolParser, UsageError
+from ..common import ToolParser, UsageError, report_failure
 
 PROG = "games"
 TAGS = ("Event", "Date", "White", "Black", "Result", "TimeControl", "SetUp", "FEN")
@@ -118,8 +118,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         added, skipped = add(args.out, args.pgn)
     except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
+        return report_failure(PROG, exc)
     print(f"{PROG}: {added} games added to {args.out} ({skipped} already there)")
     return 0
 

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
-from ..common import ToolParser, UsageError, atomic_output
+from ..common import ToolParser, UsageError, atomic_output, report_failure
 from .datagen import teacher_command
 
 PROG = "recipe"
@@ -235,8 +235,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return run(args)
     except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
+        return report_failure(PROG, exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted: run the same command again to go on", file=sys.stderr)
         return 130
