@@ -115,7 +115,10 @@ def test_a_lost_scheduler_ends_the_run_with_what_was_done(
     assert "scheduler" in stderr and "Traceback" not in stderr
     written = records(out.read_text())
     assert 1 <= len(written) < 36
-    assert [r["index"] for r in written] == list(range(1, len(written) + 1))
+    # In input order, each once, from the first; a chunk that finished before an
+    # earlier one is written too when the run stops (a busy machine makes gaps).
+    indexes = [int(str(r["index"])) for r in written]
+    assert indexes[0] == 1 and indexes == sorted(set(indexes))
 
 
 def test_a_local_cluster_that_cannot_start_is_one_line(tmp_path: Path) -> None:
