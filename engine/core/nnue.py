@@ -271,35 +271,40 @@ class Accumulator:
 class Incremental:
     """The network's feature columns as ``Position`` adds them.
 
-    ``white[i]`` and ``black[i]`` are the packed columns (16-bit lanes, see ``pack``)
-    of the piece with Position's index ``i = (2 * (type - 1) + colour) * 64 + square``
-    (MG_TABLE's order, colour 1 for White) as White and as Black see it: a move's
-    update is the same index arithmetic as the piece-square sums'.
+    The two perspectives' accumulators live in one integer: White's view in the low
+    ``hidden`` lanes, Black's in the high ones (16-bit lanes, see ``pack``), so a
+    move's update is one big-integer addition per column, not two. ``columns[i]`` is
+    the piece with Position's index ``i = (2 * (type - 1) + colour) * 64 + square``
+    (MG_TABLE's order, colour 1 for White), as White sees it in the low lanes and as
+    Black sees it in the high ones: a move's update is the same index arithmetic as
+    the piece-square sums'. Every lane of a whole accumulator stays in [0, 2**16), so
+    the halves never borrow from each other.
     """
 
-    __slots__ = ("bias", "black", "white")
+    __slots__ = ("bias", "columns", "shift")
 
     def __init__(self, net: Network) -> None:
         check_lanes(net)
-        columns = [pack(column) for column in net.ft_weights.tolist()]
-        self.white = [0] * INPUTS
-        self.black = [0] * INPUTS
+        packed = [pack(column) for column in net.ft_weights.tolist()]
+        self.shift = LANE_BITS * net.hidden
+        """Where Black's half begins."""
+        self.columns = [0] * INPUTS
         for colour in (chess.WHITE, chess.BLACK):
             for piece_type in range(1, 7):
                 for square in range(64):
                     index = (2 * (piece_type - 1) + int(colour)) * 64 + square
-                    self.white[index] = columns[feature(chess.WHITE, colour, piece_type, square)]
-                    self.black[index] = columns[feature(chess.BLACK, colour, piece_type, square)]
-        self.bias = pack(net.ft_bias.tolist()) + pack([LANE_OFFSET] * net.hidden)
+                    white = packed[feature(chess.WHITE, colour, piece_type, square)]
+                    black = packed[feature(chess.BLACK, colour, piece_type, square)]
+                    self.columns[index] = white + (black << self.shift)
+        half = pack(net.ft_bias.tolist()) + pack([LANE_OFFSET] * net.hidden)
+        self.bias = half + (half << self.shift)
 
-    def accumulators(self, board: chess.Board) -> tuple[int, int]:
-        """White's and Black's accumulators of ``board``, from scratch."""
-        white = black = self.bias
+    def accumulator(self, board: chess.Board) -> int:
+        """Both perspectives' accumulator of ``board``, from scratch."""
+        acc = self.bias
         for square, piece in board.piece_map().items():
-            index = (2 * (piece.piece_type - 1) + int(piece.color)) * 64 + square
-            white += self.white[index]
-            black += self.black[index]
-        return white, black
+            acc += self.columns[(2 * (piece.piece_type - 1) + int(piece.color)) * 64 + square]
+        return acc
 
 
 SHIPPED_NETWORK: Final = Path(str(importlib.resources.files("engine.core"))) / "cutoff.nnue"

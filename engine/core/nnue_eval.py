@@ -1,9 +1,10 @@
 """The network as the search's evaluation: ``NetworkEvaluator``.
 
-It reads the two accumulators that ``Position`` keeps up to date in its make and
-unmake (engine.core.position, from engine.core.nnue's ``Incremental`` columns), so a
-node costs only the output layer: the packed accumulators become bytes, one numpy
-``take`` decodes and clamps all lanes through a table, one dot product sums them. A
+It reads the accumulator (both perspectives in one packed integer) that ``Position``
+keeps up to date in its make and unmake (engine.core.position, from engine.core.nnue's
+``Incremental`` columns), so a node costs only the output layer: the accumulator
+becomes bytes, one numpy ``take`` decodes and clamps all lanes through a table, one
+dot product with the output weights in the side to move's order sums them. A
 network whose file says BASE_HAND is a correction: its output is added to the
 hand-written evaluation's score (the inherited ``Evaluator.evaluate``).
 
@@ -40,14 +41,17 @@ class NetworkEvaluator(Evaluator):
         self.net = net
         self.incremental = Incremental(net)
         hidden = net.hidden
-        self._shift = 16 * hidden
         self._bytes = 4 * hidden
         # Lane value + 2**15 -> clipped ReLU activation, for every 16-bit pattern:
         # one numpy ``take`` decodes and clamps all 2N lanes.
         self._activation = np.clip(
             np.arange(1 << LANE_BITS, dtype=np.int64) - LANE_OFFSET, 0, net.qa
         )
-        self._weights = net.out_weights.astype(np.int64)
+        # The accumulator's low half is White's view: the output weights in the
+        # order [side to move, other side] for either side to move.
+        weights = net.out_weights.astype(np.int64)
+        self._weights_white = weights
+        self._weights_black = np.concatenate((weights[hidden:], weights[:hidden]))
         self._bias = net.out_bias
         self._scale = net.scale
         self._divisor = net.qa * net.qb
@@ -59,12 +63,9 @@ class NetworkEvaluator(Evaluator):
         slot = key & self._mask
         if self._keys[slot] == key:
             return self._values[slot]
-        if pos.board.turn:
-            both = pos.acc_white | pos.acc_black << self._shift
-        else:
-            both = pos.acc_black | pos.acc_white << self._shift
-        lanes = np.frombuffer(both.to_bytes(self._bytes, "little"), dtype=np.uint16)
-        dot = int(np.dot(self._activation.take(lanes), self._weights)) + self._bias
+        weights = self._weights_white if pos.board.turn else self._weights_black
+        lanes = np.frombuffer(pos.acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
+        dot = int(np.dot(self._activation.take(lanes), weights)) + self._bias
         score = dot * self._scale // self._divisor
         if self._add_hand:
             # The hand-written evaluation stores its score in the slot this one

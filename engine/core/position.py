@@ -8,9 +8,9 @@
 - ``mg``, ``eg``, ``phase``: tapered material + piece-square sums (White's view);
 - ``keys``: the key history (game history from the last irreversible move, then
   the search path), used for repetition detection without ``Board.is_repetition``;
-- ``acc_white``, ``acc_black``: with a network (``engine.core.nnue.Incremental``),
-  its two accumulators, each one packed integer, added to and subtracted from with
-  the same piece indices as the sums above (never recomputed from scratch).
+- ``acc``: with a network (``engine.core.nnue.Incremental``), both perspectives'
+  accumulators packed in one integer, added to and subtracted from with the same
+  piece indices as the sums above (never recomputed from scratch).
 
 Every delta is computed from the board *before* the push, with one or two
 ``piece_type_at`` calls, because a full recomputation (``zobrist_hash`` scans
@@ -256,13 +256,10 @@ class Position:
         self._stack: list[tuple[int, int, int, int, int, Optional[_Undo]]] = []
         self.keys: list[int] = [*self._history_keys(board), self.key]
         self.network = network
-        self.acc_white = 0
-        self.acc_black = 0
-        if network is not None:
-            self.acc_white, self.acc_black = network.accumulators(board)
+        self.acc = network.accumulator(board) if network is not None else 0
         # Kept apart from _stack so that the hand-written evaluation's searches do not
-        # carry two more fields per move.
-        self._acc_stack: list[tuple[int, int]] = []
+        # carry one more field per move.
+        self._acc_stack: list[int] = []
 
     @staticmethod
     def _history_keys(board: chess.Board) -> list[int]:
@@ -359,22 +356,15 @@ class Position:
         self.keys.append(key)
         network = self.network
         if network is not None:
-            white = self.acc_white
-            black = self.acc_black
-            self._acc_stack.append((white, black))
-            columns_white = network.white
-            columns_black = network.black
-            to_index = base + to_sq
-            white += columns_white[to_index] - columns_white[from_index]
-            black += columns_black[to_index] - columns_black[from_index]
+            acc = self.acc
+            self._acc_stack.append(acc)
+            columns = network.columns
+            acc += columns[base + to_sq] - columns[from_index]
             if captured_index >= 0:
-                white -= columns_white[captured_index]
-                black -= columns_black[captured_index]
+                acc -= columns[captured_index]
             elif rook_from_index >= 0:
-                white += columns_white[rook_to_index] - columns_white[rook_from_index]
-                black += columns_black[rook_to_index] - columns_black[rook_from_index]
-            self.acc_white = white
-            self.acc_black = black
+                acc += columns[rook_to_index] - columns[rook_from_index]
+            self.acc = acc
 
     def pop(self) -> None:
         """Unmake the last move (or null move)."""
@@ -385,13 +375,13 @@ class Position:
             _unmake(self.board, undo)
         self.keys.pop()
         if self.network is not None:
-            self.acc_white, self.acc_black = self._acc_stack.pop()
+            self.acc = self._acc_stack.pop()
 
     def push_null(self) -> None:
         """Pass the turn: only the side to move and the en passant part change."""
         self._stack.append((self.key, self.mg, self.eg, self.phase, self._ep_key, None))
         if self.network is not None:
-            self._acc_stack.append((self.acc_white, self.acc_black))
+            self._acc_stack.append(self.acc)
         board = self.board
         board.push(chess.Move.null())
         # No repetition reaches back across a pass: the positions before it were not
@@ -436,8 +426,6 @@ class Position:
                 errors.append(f"{name}: incremental {have:#x} != from scratch {want:#x}")
         if self.keys[-1] != self.key:
             errors.append("key history does not end with the current key")
-        if self.network is not None:
-            white, black = self.network.accumulators(self.board)
-            if (self.acc_white, self.acc_black) != (white, black):
-                errors.append("network accumulators differ from the board's")
+        if self.network is not None and self.acc != self.network.accumulator(self.board):
+            errors.append("network accumulator differs from the board's")
         return errors
