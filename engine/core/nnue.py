@@ -281,13 +281,12 @@ class Incremental:
     the halves never borrow from each other.
     """
 
-    __slots__ = ("bias", "columns", "shift")
+    __slots__ = ("bias", "columns")
 
     def __init__(self, net: Network) -> None:
         check_lanes(net)
         packed = [pack(column) for column in net.ft_weights.tolist()]
-        self.shift = LANE_BITS * net.hidden
-        """Where Black's half begins."""
+        shift = LANE_BITS * net.hidden  # where Black's half begins
         self.columns = [0] * INPUTS
         for colour in (chess.WHITE, chess.BLACK):
             for piece_type in range(1, 7):
@@ -295,9 +294,9 @@ class Incremental:
                     index = (2 * (piece_type - 1) + int(colour)) * 64 + square
                     white = packed[feature(chess.WHITE, colour, piece_type, square)]
                     black = packed[feature(chess.BLACK, colour, piece_type, square)]
-                    self.columns[index] = white + (black << self.shift)
+                    self.columns[index] = white + (black << shift)
         half = pack(net.ft_bias.tolist()) + pack([LANE_OFFSET] * net.hidden)
-        self.bias = half + (half << self.shift)
+        self.bias = half + (half << shift)
 
     def accumulator(self, board: chess.Board) -> int:
         """Both perspectives' accumulator of ``board``, from scratch."""
