@@ -1,6 +1,7 @@
-"""scripts/training/recipe.py through its command line: the four steps from nothing to
-a network file the engine loads, skipped when done, extended by more games, and a
-changed recipe refused in a folder made by another."""
+"""scripts/training/recipe.py through its command line: the steps from nothing to a
+network file the engine loads (with the leaves of ``--leaves`` and without, the
+default), skipped when done, extended by more games, and a changed recipe refused in
+a folder made by another."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def recipe(folder: Path, *args: str) -> tuple[int, str, str]:
 @needs_engines
 def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -> None:
     folder = tmp_path / "run"
-    status, out, err = recipe(folder, "--games", "2")
+    status, out, err = recipe(folder, "--games", "2", "--leaves")
     assert status == 0, err
     for number, (name, tool) in enumerate(
         [("games", "datagen"), ("leaves", "leaves"), ("labels", "datagen"), ("network", "train")],
@@ -58,13 +59,13 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
 
     # Again: nothing to do, nothing rewritten.
     made = (folder / "network.nnue").stat().st_mtime_ns
-    status, out, err = recipe(folder, "--games", "2")
+    status, out, err = recipe(folder, "--games", "2", "--leaves")
     assert status == 0, err
     assert out.count(": done (") == 4
     assert (folder / "network.nnue").stat().st_mtime_ns == made
 
     # More games extend step 1 and redo what depends on it.
-    status, out, err = recipe(folder, "--games", "3")
+    status, out, err = recipe(folder, "--games", "3", "--leaves")
     assert status == 0, err
     more = list(read_samples(folder / "games.gz"))
     assert more[: len(games)] == games and len(more) > len(games)
@@ -72,13 +73,13 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     assert (folder / "network.nnue").stat().st_mtime_ns != made
 
     # Another teacher depth would mix two recipes in one file: refused, one line.
-    status, out, err = recipe(folder, "--games", "3", "--label-nodes", "300")
+    status, out, err = recipe(folder, "--games", "3", "--leaves", "--label-nodes", "300")
     assert status == 2
     assert err.strip().startswith(f"recipe: {folder / 'games.gz'} was made with other arguments")
     assert len(err.strip().splitlines()) == 1
     assert len(list(read_samples(folder / "games.gz"))) == len(more)
     # Fewer games than the file holds: refused too (the file cannot shrink).
-    status, out, err = recipe(folder, "--games", "2")
+    status, out, err = recipe(folder, "--games", "2", "--leaves")
     assert (status, err) == (
         2,
         f"recipe: {folder / 'games.gz'} holds 3 games: --games can only grow\n",
@@ -86,12 +87,12 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
 
     # A moved folder is the same recipe: nothing to redo.
     moved = folder.rename(tmp_path / "moved")
-    status, out, err = recipe(moved, "--games", "3")
+    status, out, err = recipe(moved, "--games", "3", "--leaves")
     assert status == 0, err
     assert out.count(": done (") == 4
 
-    # Without the leaves: the games alone train the network.
-    status, out, err = recipe(moved, "--games", "3", "--no-leaves")
+    # Without the leaves, the default: the games alone train the network.
+    status, out, err = recipe(moved, "--games", "3")
     assert status == 0, err
     assert "step 1/2 games: done" in out and "leaves" not in out
     assert f"step 2/2 network: python -m scripts.training.train {moved / 'games.gz'} --out" in out
@@ -101,7 +102,7 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     # labelled and trained on too; a file that grew is labelled again.
     pgn = tmp_path / "own.pgn.gz"
     assert run_repo_script("training.games", str(pgn), str(OPERA)).returncode == 0
-    status, out, err = recipe(moved, "--games", "3", "--no-leaves", "--pgn", str(pgn))
+    status, out, err = recipe(moved, "--games", "3", "--pgn", str(pgn))
     assert status == 0, err
     assert "step 1/3 games: done" in out
     assert f"step 2/3 matches: python -m scripts.training.datagen {moved / 'matches.gz'} " in out

@@ -1,21 +1,27 @@
 """One command from nothing to a trained network: the data recipe of issue 68.
 
     python -m scripts.training.recipe DIR [--games N] [--roots R] [--pgn FILE ...]
-        [--no-leaves] [--jobs J | --scheduler ADDR]
+        [--leaves] [--jobs J | --scheduler ADDR]
 
-Four steps, or five, each the project's own tool called with the arguments printed
-before it runs (so any step can be rerun, or changed, by hand):
+Two steps, or up to five, each the project's own tool called with the arguments
+printed before it runs (so any step can be rerun, or changed, by hand):
 
 1. ``DIR/games.gz``: Stockfish self-play at ``--play-nodes`` a move, every kept
    position labelled by a separate ``--label-nodes`` Stockfish search (datagen);
 2. with ``--pgn FILE ...`` only, ``DIR/matches.gz``: the quiet positions of those
    games (Cutoff's own matches, say), labelled as in step 1 (datagen);
-3. ``DIR/leaves.fen``: ``--per-root`` positions Cutoff's own search evaluates, from
-   each of ``--roots`` positions of step 1 searched to ``--leaf-nodes`` (leaves);
-4. ``DIR/leaves.gz``: those positions, the quiet ones labelled as in step 1 (datagen);
+3. with ``--leaves`` only, ``DIR/leaves.fen``: ``--per-root`` positions Cutoff's own
+   search evaluates, from each of ``--roots`` positions of step 1 searched to
+   ``--leaf-nodes`` (leaves);
+4. with ``--leaves`` only, ``DIR/leaves.gz``: those positions, the quiet ones
+   labelled as in step 1 (datagen);
 5. ``DIR/network.nnue``: a ``--hidden``-wide correction of the hand-written
-   evaluation trained on all of the labelled files (train, ``--base hand``); with
-   ``--no-leaves``, the leaves' two steps are left out.
+   evaluation trained on all of the labelled files (train, ``--base hand``).
+
+The leaves are off by default because both networks trained with them played clearly
+worse per node than the same recipe without them, though they fitted Stockfish's
+labels better (r1 −61 and r16 −67 Elo against the hand-written evaluation at 5,000
+nodes a move, r1n +26 and n16 0 without them: docs/training.md).
 
 Every step is deterministic for its arguments (node-limited one-thread searches,
 seeded draws), whatever ``--jobs`` or scheduler. ``DIR/recipe.json`` records each
@@ -33,6 +39,7 @@ done. It must not make, label or train anything itself: the tools do.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import shlex
@@ -78,7 +85,7 @@ def steps(args: Any) -> list[Step]:
         plan.append(
             Step("matches", "datagen", [str(matches), "--pgn", *pgn, *label], matches, args.pgn)
         )
-    if not args.no_leaves:
+    if args.leaves:
         search = ["--roots", str(args.roots), "--nodes", str(args.leaf_nodes)]
         search += ["--per-root", str(args.per_root), "--seed", str(args.seed + 10)]
         plan.append(
@@ -213,7 +220,10 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         "--pgn", type=Path, nargs="+", default=[], help="games whose positions are labelled too"
     )
     data.add_argument(
-        "--no-leaves", action="store_true", help="no leaves of Cutoff's search in the data"
+        "--leaves",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="add positions of Cutoff's own search (default: off; they played worse)",
     )
     net = parser.add_argument_group("network")
     net.add_argument("--hidden", type=int, default=32, help="hidden width")
