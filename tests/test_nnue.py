@@ -1,5 +1,6 @@
 """engine/core/nnue.py: the network's score is colour-symmetric exactly, the incremental
-accumulator gives the from-scratch score through every kind of move, files round-trip."""
+accumulator gives the from-scratch score through every kind of move (on both of the
+output layer's paths, numpy's and the compiled loop's), files round-trip."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import chess
 import numpy as np
+import pytest
 
-from engine.core import nnue
+from engine.core import nnue, nnue_eval
 from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import Position
 from scripts.training.bench_accumulator import random_network
@@ -94,6 +96,33 @@ def test_incremental_matches_scratch_through_every_kind_of_move() -> None:
             line.append(rng.choice(moves))
             board.push(line[-1])
         check_line(net, chess.Board(), line)
+
+
+def test_both_output_paths_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The compiled build takes output_dot's loop, the interpreted numpy's table and
+    # dot product. Interpreted, the module's flag switches the path (a compiled
+    # module inlines it: there the test above already runs the loop).
+    net = random_network(32, seed=11)
+    rng = random.Random(11)
+    board, line = chess.Board(), []
+    for _ in range(60):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        line.append(rng.choice(moves))
+        board.push(line[-1])
+    for compiled in (False, True):
+        monkeypatch.setattr(nnue_eval, "COMPILED", compiled)
+        check_line(net, chess.Board(), line)
+    # Every kind of lane: negative (0), inside [0, qa], and above qa (clamped).
+    evaluator = NetworkEvaluator(net, cache_bits=0)
+    weights = evaluator._weights_white
+    lanes = np.array([rng.randrange(1 << nnue.LANE_BITS) for _ in range(64 * 64)])
+    lanes[:64] = nnue.LANE_OFFSET + np.arange(-32, 32) * net.qa // 16
+    for row in lanes.reshape(64, 64):
+        packed = nnue.pack([int(v) for v in row])  # lanes already offset
+        expected = int(np.dot(np.clip(row - nnue.LANE_OFFSET, 0, net.qa), weights))
+        assert nnue_eval.output_dot(packed, 128, weights.tolist(), net.qa) == expected
 
 
 def test_chess960_castling() -> None:

@@ -3,8 +3,11 @@
 It reads the accumulator (both perspectives in one packed integer) that ``Position``
 keeps up to date in its make and unmake (engine.core.position, from engine.core.nnue's
 ``Incremental`` columns), so a node costs only the output layer: the accumulator
-becomes bytes, one numpy ``take`` decodes and clamps all lanes through a table, one
-dot product with the output weights in the side to move's order sums them. A
+becomes bytes, whose 16-bit lanes are clamped and summed with the output weights in
+the side to move's order. Interpreted, one numpy ``take`` decodes and clamps all lanes
+through a table and one dot product sums them; compiled (mypyc), a loop over the
+bytes in native 64-bit integers does both in less than half the time of those numpy
+calls (0.6 against 1.4 µs for a 32-wide network). A
 network whose file says BASE_HAND is a correction: its output is added to the
 hand-written evaluation's score (the inherited ``Evaluator.evaluate``).
 
@@ -14,7 +17,8 @@ This module owns that output step and its cache; it must not read network files
 
 from __future__ import annotations
 
-from typing import Final
+import types
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -23,8 +27,40 @@ from engine.core.nnue import BASE_HAND, LANE_BITS, LANE_OFFSET, Incremental, Net
 from engine.core.position import Position
 from engine.core.score import MATE_BOUND
 
+if TYPE_CHECKING:
+    # Only mypyc needs the type (native 64-bit integers); at run time the annotations
+    # are strings, so the interpreted engine does not depend on mypy_extensions.
+    from mypy_extensions import i64
+
 MAX_NETWORK_SCORE: Final = MATE_BOUND // 2
 """The network's scores are clamped below the search's tablebase and mate scores."""
+
+
+def output_dot(acc: int, size: int, weights: list[i64], qa: i64) -> i64:
+    """The output layer's sum over the lanes of the packed accumulator ``acc`` (``size``
+    bytes): each lane, less LANE_OFFSET, clamped to [0, qa], times its weight.
+
+    The compiled build's path: a plain loop that mypyc turns into C."""
+    data = acc.to_bytes(size, "little")
+    dot: i64 = 0
+    at: i64 = 0
+    for weight in weights:
+        value: i64 = (data[at] | (data[at + 1] << 8)) - LANE_OFFSET
+        if value > 0:
+            dot += (value if value < qa else qa) * weight
+        at += 2
+    return dot
+
+
+def _runs_compiled() -> bool:
+    """Whether this module was compiled by mypyc (its functions are then native, not
+    Python function objects)."""
+    return not isinstance(output_dot, types.FunctionType)
+
+
+COMPILED: Final = _runs_compiled()
+"""The output layer's path: ``output_dot`` compiled, numpy interpreted (where the
+loop would take twice numpy's time)."""
 
 
 class NetworkEvaluator(Evaluator):
@@ -52,6 +88,9 @@ class NetworkEvaluator(Evaluator):
         weights = net.out_weights.astype(np.int64)
         self._weights_white = weights
         self._weights_black = np.concatenate((weights[hidden:], weights[:hidden]))
+        self._list_white: list[i64] = self._weights_white.tolist()
+        self._list_black: list[i64] = self._weights_black.tolist()
+        self._qa: i64 = net.qa
         self._bias = net.out_bias
         self._scale = net.scale
         self._divisor = net.qa * net.qb
@@ -63,9 +102,13 @@ class NetworkEvaluator(Evaluator):
         slot = key & self._mask
         if self._keys[slot] == key:
             return self._values[slot]
-        weights = self._weights_white if pos.board.turn else self._weights_black
-        lanes = np.frombuffer(pos.acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
-        dot = int(np.dot(self._activation.take(lanes), weights)) + self._bias
+        if COMPILED:
+            weight_list = self._list_white if pos.board.turn else self._list_black
+            dot = output_dot(pos.acc, self._bytes, weight_list, self._qa) + self._bias
+        else:
+            weights = self._weights_white if pos.board.turn else self._weights_black
+            lanes = np.frombuffer(pos.acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
+            dot = int(np.dot(self._activation.take(lanes), weights)) + self._bias
         score = dot * self._scale // self._divisor
         if self._add_hand:
             # The hand-written evaluation stores its score in the slot this one
