@@ -53,7 +53,9 @@ def test_recipe_makes_a_network_then_skips_extends_and_refuses(tmp_path: Path) -
     # The leaves are Cutoff's search positions, labelled: not the games' positions.
     assert {s.fen for s in leaves} - {s.fen for s in games}
     net = nnue.load(folder / "network.nnue")
-    assert net.hidden == 8
+    # The correction is written at half its fitted size (--correction-scale 0.5).
+    assert net.hidden == 8 and net.scale == 200
+    assert "--correction-scale 0.5" in out
     record = json.loads((folder / "recipe.json").read_text())
     assert [record[name]["done"] for name in ("games", "leaves", "labels", "network")] == [True] * 4
 

@@ -131,6 +131,19 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
         mirrored = board.mirror()
         assert evaluator.evaluate(Position(mirrored, evaluator.incremental)) == cp + hand
 
+    # --correction-scale: the same training, the correction written at half its size.
+    half = tmp_path / "half.bin"
+    done = train_tiny(
+        data, half, "--epochs", "2", "--weight-decay", "0.01", "--base", "hand",
+        "--correction-scale", "0.5",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "200 cp per unit, added to the hand-written evaluation at 0.5" in done.stdout
+    damped = nnue.load(half)
+    assert damped.scale == 200 and damped.base == nnue.BASE_HAND
+    assert np.array_equal(damped.ft_weights, net.ft_weights)
+    assert np.array_equal(damped.out_weights, net.out_weights)
+
 
 def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
     """A correction keeps the labels' K (no --scale hand); a file with a base the engine
@@ -140,6 +153,12 @@ def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
         "training.train", "x.gz", "--out", str(good), "--base", "hand", "--scale", "hand"
     )
     assert done.returncode == 2 and "--scale must be 'k'" in done.stderr
+    for wrong, message in (
+        (["--correction-scale", "0.5"], "--correction-scale needs --base hand"),
+        (["--base", "hand", "--correction-scale", "0"], "--correction-scale must be positive"),
+    ):
+        done = run_repo_script("training.train", "x.gz", "--out", str(good), *wrong)
+        assert done.returncode == 2 and message in done.stderr
     net = nnue.Network(
         4,
         255,
