@@ -105,7 +105,11 @@ def _add_limits(parser: argparse.ArgumentParser, mate: bool = True) -> None:
 
 def _add_evaluation(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--nnue", action="store_true", help="evaluate with the network (UCI: Use NNUE)"
+        "--nnue",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="evaluate with the network, the default; --no-nnue: the hand-written "
+        "evaluation alone (UCI: Use NNUE)",
     )
     parser.add_argument(
         "--eval-file",

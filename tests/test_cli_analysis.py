@@ -355,7 +355,7 @@ def test_json_reports_the_whole_search(tmp_path: Path) -> None:
 
     Before: ``--nodes 20000`` wrote 11,121 nodes (depth 8's) from the start position.
     """
-    done = run(tmp_path, "analyse", "startpos", "--nodes", "20000", "--json")
+    done = run(tmp_path, "analyse", "startpos", "--nodes", "20000", "--json", "--no-nnue")
     assert done.returncode == 0, done.stderr
     (record,) = records(done.stdout)
     assert 20000 <= int(record["nodes"]) <= 20000 + 512  # type: ignore[call-overload]

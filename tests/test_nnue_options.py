@@ -55,7 +55,7 @@ def test_uci_lists_the_options(tmp_path: Path) -> None:
     engine = Engine(tmp_path)
     engine.send("uci")
     _, _, seen = engine.expect("uciok")
-    assert "option name Use NNUE type check default false" in seen
+    assert "option name Use NNUE type check default true" in seen
     assert f"option name EvalFile type string default {nnue.SHIPPED_NETWORK.name}" in seen
     engine.close()
 
@@ -104,7 +104,8 @@ def test_bad_network_files_fall_back(tmp_path: Path) -> None:
         (fifo, "not a regular file"),
         (tmp_path, "not a regular file"),
     ):
-        engine, seen = start(tmp_path, ("EvalFile", str(bad)), ("Use NNUE", "true"))
+        # Use NNUE is on by default: the file is read when EvalFile names it.
+        engine, seen = start(tmp_path, ("EvalFile", str(bad)))
         notes = [line for line in seen if line.startswith("info string EvalFile:")]
         assert len(notes) == 1 and why in notes[0], seen
         assert "using the hand-written evaluation" in notes[0]

@@ -84,7 +84,8 @@ def test_d_eval_perft_bench_in_uci(tmp_path: Path) -> None:
     _, second, _ = eng.expect("Evaluation:")
     assert "side to move" in first and "white" in second
     _, using, _ = eng.expect("Searching with:")
-    assert using == "Searching with: the hand-written evaluation (Use NNUE is off)"
+    # The shipped network is the default evaluation (Use NNUE).
+    assert using.startswith("Searching with: the network ") and using.endswith("cutoff.nnue")
     eng.send("go perft 2")
     _, total, seen = eng.expect("Nodes searched:")
     assert total == "Nodes searched: 2039"

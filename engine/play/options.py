@@ -93,8 +93,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(LIMIT_STRENGTH, "check", False),
     OptionSpec(UCI_ELO, "spin", ELO_MAX, ELO_MIN, ELO_MAX),
     OptionSpec(SKILL_LEVEL, "spin", 20, 0, 20),
-    # The learned evaluation (engine.core.nnue) instead of the hand-written one.
-    OptionSpec(USE_NNUE, "check", False),
+    # The learned evaluation (engine.core.nnue): a correction of the hand-written one,
+    # on by default since it won its SPRT at 10+0.1 (docs/strength.md).
+    OptionSpec(USE_NNUE, "check", True),
     OptionSpec(EVAL_FILE, "string", DEFAULT_EVAL_FILE),
 )
 
