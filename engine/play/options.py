@@ -94,7 +94,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(UCI_ELO, "spin", ELO_MAX, ELO_MIN, ELO_MAX),
     OptionSpec(SKILL_LEVEL, "spin", 20, 0, 20),
     # The learned evaluation (engine.core.nnue): a correction of the hand-written one,
-    # on by default since it won its SPRT at 10+0.1 (docs/strength.md).
+    # on by default since the shipped network passed its 10+0.1 match (docs/strength.md).
     OptionSpec(USE_NNUE, "check", True),
     OptionSpec(EVAL_FILE, "string", DEFAULT_EVAL_FILE),
 )
