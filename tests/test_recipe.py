@@ -1,11 +1,14 @@
 """scripts/training/recipe.py through its command line: the steps from nothing to a
 network file the engine loads (with the leaves of ``--leaves`` and without, the
 default), skipped when done, extended by more games, and a changed recipe refused in
-a folder made by another."""
+a folder made by another; and ``--data``, the network alone from given labelled files
+(the committed positions remake the shipped network: a slow test)."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -19,6 +22,9 @@ from tests.conftest import run_repo_script
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 OPERA = Path(__file__).parent / "data" / "opera.pgn"
+POSITIONS = Path(__file__).parent.parent / "scripts" / "training" / "data" / "positions.gz"
+SHIPPED = Path(nnue.__file__).parent / "cutoff.nnue"
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 needs_engines = pytest.mark.skipif(
     STOCKFISH is None or importlib.util.find_spec("torch") is None,
     reason="needs stockfish and PyTorch",
@@ -129,6 +135,44 @@ def opera_positions() -> set[str]:
         fens.add(board.fen())
         board.push(move)
     return fens
+
+
+@needs_torch
+def test_recipe_trains_on_given_data_alone(tmp_path: Path) -> None:
+    # The first games of the committed positions: the recipe makes nothing, trains.
+    sample = tmp_path / "sample.gz"
+    with gzip.open(POSITIONS, "rt") as src, gzip.open(sample, "wt") as out:
+        out.writelines(itertools.islice(src, 3000))
+    folder = tmp_path / "run"
+    done = run_repo_script(
+        "training.recipe", str(folder), "--data", str(sample), "--hidden", "8", "--epochs", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"step 1/1 network: python -m scripts.training.train {sample} --out " in done.stdout
+    assert nnue.load(folder / "network.nnue").hidden == 8
+    assert sorted(json.loads((folder / "recipe.json").read_text())) == ["network"]
+    assert sorted(p.name for p in folder.iterdir()) == ["network.nnue", "recipe.json"]
+
+
+@needs_torch
+@pytest.mark.slow
+def test_the_committed_positions_remake_the_shipped_network(tmp_path: Path) -> None:
+    # About two minutes: the whole training of the shipped network.
+    done = run_repo_script("training.recipe", str(tmp_path), "--data", str(POSITIONS), timeout=1800)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "network.nnue").read_bytes() == SHIPPED.read_bytes()
+
+
+def test_data_beside_pgn_or_missing_is_one_line(tmp_path: Path) -> None:
+    folder = str(tmp_path / "DIR")
+    done = run_repo_script("training.recipe", folder, "--data", str(POSITIONS), "--leaves")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "recipe: --data trains on the given files alone: drop --pgn and --leaves\n",
+    )
+    done = run_repo_script("training.recipe", folder, "--data", "nowhere.gz")
+    assert (done.returncode, done.stderr) == (2, "recipe: nowhere.gz: no such data file\n")
+    assert not (tmp_path / "DIR").exists()
 
 
 def test_a_missing_pgn_is_one_line(tmp_path: Path) -> None:
