@@ -4,8 +4,9 @@
         [--leaves] [--jobs J | --scheduler ADDR]
     python -m scripts.training.recipe DIR --data FILE.gz [FILE.gz ...]
 
-Two steps, or up to five, each the project's own tool called with the arguments
-printed before it runs (so any step can be rerun, or changed, by hand):
+Two steps, or up to five (one with ``--data``), each the project's own tool called
+with the arguments printed before it runs (so any step can be rerun, or changed, by
+hand):
 
 1. ``DIR/games.gz``: Stockfish self-play at ``--play-nodes`` a move, every kept
    position labelled by a separate ``--label-nodes`` Stockfish search (datagen);
