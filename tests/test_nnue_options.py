@@ -93,6 +93,43 @@ def test_network_changes_the_search(tmp_path: Path, network: tuple[Path, nnue.Ne
     assert scores[0] != scores[1], scores
 
 
+def test_weakened_play_searches_with_the_hand_written_evaluation(
+    tmp_path: Path, network: tuple[Path, nnue.Network]
+) -> None:
+    """UCI_LimitStrength's levels were measured with the hand-written evaluation: a
+    weakened search reports its scores, the network's come back
+    at full strength, and ``eval`` says which one searches."""
+    path, _ = network
+
+    def lines_at_depth_2(*options: tuple[str, str]) -> tuple[list[str], list[str]]:
+        engine, _ = start(tmp_path, ("EvalFile", str(path)), *options)
+        engine.send(f"position fen {FEN}")
+        seen, _, _ = engine.search("go depth 2", timeout=60)
+        # A weakened search reports the best line of each depth, then the one it
+        # picked: the first line of each depth is the best line in every mode.
+        scores = [
+            next(line for line in seen if line.startswith(f"info depth {depth} "))
+            .split(" score ")[1]
+            .split(" nodes ")[0]
+            for depth in (1, 2)
+        ]
+        told = eval_lines(engine)[-1]
+        engine.close()
+        return scores, [told]
+
+    weak = (("UCI_LimitStrength", "true"), ("UCI_Elo", "1800"))
+    weakened, told = lines_at_depth_2(("Use NNUE", "true"), *weak)
+    hand, _ = lines_at_depth_2(("Use NNUE", "false"), ("MultiPV", "2"))
+    net, told_full = lines_at_depth_2(("Use NNUE", "true"), ("MultiPV", "2"))
+    assert weakened == hand, (weakened, hand)
+    assert net != hand, (net, hand)
+    assert told == [
+        "Searching with: the hand-written evaluation (weakened play: its levels were"
+        " calibrated with it)"
+    ]
+    assert told_full == [f"Searching with: the network {path}"]
+
+
 def test_bad_network_files_fall_back(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.nnue"
     garbage.write_bytes(os.urandom(5000))

@@ -30,9 +30,8 @@ from engine.core import timeman
 from engine.core.evaluate import evaluate, evaluation_report
 from engine.core.limits import SearchLimits
 from engine.core.movepick import decode
-from engine.core.nnue import BASE_HAND, NetworkError, network_file
+from engine.core.nnue import BASE_HAND, Network, NetworkError, network_file
 from engine.core.nnue import load as load_network
-from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import REPETITION_WINDOW_PLIES
 from engine.core.score import MATE, MAX_PLY
 from engine.core.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
@@ -147,6 +146,10 @@ class Controller:
         self.searcher.tablebases = self.tablebases
         self.network_path: Optional[str] = None
         """The network file the searchers evaluate with; None: the hand-written one."""
+        self._network: Optional[Network] = None
+        """EvalFile's network when Use NNUE is on and it loaded; weakened play leaves it
+        unused (``_evaluate_with``)."""
+        self._searching_with_network = False
         if self.options.get_bool(USE_NNUE):
             self._load_network()
         self.book: Optional[OpeningBook] = None
@@ -270,11 +273,10 @@ class Controller:
         is loaded, and which of them the search uses."""
         board = self.board
         lines = evaluation_report(board)
-        evaluator = self.searcher.evaluator
-        if isinstance(evaluator, NetworkEvaluator):
-            score = evaluator.net.evaluate(board)
+        if self._network is not None:
+            score = self._network.evaluate(board)
             side = "white" if board.turn == chess.WHITE else "black"
-            if evaluator.net.base == BASE_HAND:
+            if self._network.base == BASE_HAND:
                 hand = evaluate(board)
                 lines.append(
                     f"NNUE correction: {score:+d} cp to the hand-written {hand:+d} cp "
@@ -284,6 +286,12 @@ class Controller:
             white = score if board.turn == chess.WHITE else -score
             lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
             lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
+        if self._network is not None and self._weakness() is not None:
+            lines.append(
+                "Searching with: the hand-written evaluation (weakened play: its levels"
+                " were calibrated with it)"
+            )
+        elif self._network is not None:
             lines.append(f"Searching with: the network {self.network_path}")
         else:
             lines.append("Searching with: the hand-written evaluation (Use NNUE is off)")
@@ -293,17 +301,26 @@ class Controller:
         """The evaluation the options ask for: EvalFile's network when Use NNUE is on
         (one info string and the hand-written evaluation when it cannot be read)."""
         self.network_path = None
-        if not self.options.get_bool(USE_NNUE):
-            self.searcher.use_network(None)
-            return
-        path = network_file(self.options.get_str(EVAL_FILE))
-        try:
-            self.searcher.use_network(load_network(path))
-        except NetworkError as exc:
-            self.info_string(f"EvalFile: {exc}; using the hand-written evaluation")
-            self.searcher.use_network(None)
-            return
-        self.network_path = str(path)
+        self._network = None
+        if self.options.get_bool(USE_NNUE):
+            path = network_file(self.options.get_str(EVAL_FILE))
+            try:
+                self._network = load_network(path)
+            except NetworkError as exc:
+                self.info_string(f"EvalFile: {exc}; using the hand-written evaluation")
+            else:
+                self.network_path = str(path)
+        self._searching_with_network = self._network is not None
+        self.searcher.use_network(self._network)
+
+    def _evaluate_with(self, weakened: bool) -> None:
+        """The network for full-strength searches, the hand-written evaluation for
+        weakened ones: ``ANCHORS`` were measured with it, and the network makes the
+        same node limits play about 90 Elo stronger (docs/strength.md)."""
+        network = self._network is not None and not weakened
+        if network != self._searching_with_network:
+            self._searching_with_network = network
+            self.searcher.use_network(self._network if network else None)
 
     def _hash_mb(self) -> int:
         """The Hash the table was made for (a shared one may be smaller: smp)."""
@@ -405,12 +422,13 @@ class Controller:
             self._decide_without_search(job)
         if job.decided is None and not limits.is_unbounded():
             job.weakness = self._weakness()
-            if job.weakness is not None:
-                params.multipv = max(params.multipv, job.weakness.multipv)
-                params.complete_first_iteration = True
-                if job.weakness.nodes:
-                    params.node_limit = min(params.node_limit or job.weakness.nodes,
-                                            job.weakness.nodes)  # fmt: skip
+        self._evaluate_with(weakened=job.weakness is not None)
+        if job.weakness is not None:
+            params.multipv = max(params.multipv, job.weakness.multipv)
+            params.complete_first_iteration = True
+            if job.weakness.nodes:
+                params.node_limit = min(params.node_limit or job.weakness.nodes,
+                                        job.weakness.nodes)  # fmt: skip
         if self._debug():
             self.info_string(
                 f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"

@@ -11,8 +11,10 @@ full engine (the node limit only shortens searches).
 
 ``weakness(elo)`` maps an Elo to the settings, interpolated between ``ANCHORS``,
 which were calibrated by matches against Stockfish's ``UCI_Elo`` levels at 10+0.1
-(docs/strength.md has the table). ``Skill Level`` 0..20 maps onto the same scale.
-This module must not search; the controller applies the settings.
+(docs/strength.md has the table) with the hand-written evaluation, so the controller
+searches weakened play with it even when a network is loaded. ``Skill Level`` 0..20
+maps onto the same scale. This module must not search; the controller applies the
+settings.
 """
 
 from __future__ import annotations
