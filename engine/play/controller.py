@@ -149,7 +149,6 @@ class Controller:
         self._network: Optional[Network] = None
         """EvalFile's network when Use NNUE is on and it loaded; weakened play leaves it
         unused (``_evaluate_with``)."""
-        self._searching_with_network = False
         if self.options.get_bool(USE_NNUE):
             self._load_network()
         self.book: Optional[OpeningBook] = None
@@ -286,15 +285,15 @@ class Controller:
             white = score if board.turn == chess.WHITE else -score
             lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
             lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
-        if self._network is not None and self._weakness() is not None:
+        if self._network is None:
+            lines.append("Searching with: the hand-written evaluation (Use NNUE is off)")
+        elif self._weakness() is not None:
             lines.append(
                 "Searching with: the hand-written evaluation (weakened play: its levels"
                 " were calibrated with it)"
             )
-        elif self._network is not None:
-            lines.append(f"Searching with: the network {self.network_path}")
         else:
-            lines.append("Searching with: the hand-written evaluation (Use NNUE is off)")
+            lines.append(f"Searching with: the network {self.network_path}")
         return lines
 
     def _load_network(self) -> None:
@@ -310,7 +309,6 @@ class Controller:
                 self.info_string(f"EvalFile: {exc}; using the hand-written evaluation")
             else:
                 self.network_path = str(path)
-        self._searching_with_network = self._network is not None
         self.searcher.use_network(self._network)
 
     def _evaluate_with(self, weakened: bool) -> None:
@@ -318,8 +316,7 @@ class Controller:
         weakened ones: ``ANCHORS`` were measured with it, and the network makes the
         same node limits play about 90 Elo stronger (docs/strength.md)."""
         network = self._network is not None and not weakened
-        if network != self._searching_with_network:
-            self._searching_with_network = network
+        if network != (self.searcher.network is not None):
             self.searcher.use_network(self._network if network else None)
 
     def _hash_mb(self) -> int:
