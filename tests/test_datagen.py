@@ -100,6 +100,12 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"datagen: {bad}:1: bad FEN" in done.stderr
     assert not (tmp_path / "o.gz").exists()
+    # An xz data file is read only: datagen, which appends, refuses to write one.
+    done = run_repo_script(
+        "training.datagen", str(tmp_path / "o.xz"), "--fens", str(bad), "--label-depth", "1"
+    )
+    assert done.returncode == 2 and "xz files are read only" in done.stderr
+    assert not (tmp_path / "o.xz").exists()
 
 
 def test_bad_engine_is_one_line(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
         ([str(source), str(tmp_path / "missing.gz")], "no such file"),
         ([str(source), str(broken)], f"{broken}:2: expected FEN;SCORE;RESULT"),
         ([str(source), str(source), "--out", str(source)], "is one of the input files"),
+        ([str(source), str(source), "--out", str(tmp_path / "o.xz")], "xz data files are read"),
     ]
     for args, message in cases:
         if "--out" not in args:

@@ -3,7 +3,9 @@ steps on a tiny dataset, its file read back by engine.core.nnue and scored as tr
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
+import lzma
 import subprocess
 from pathlib import Path
 
@@ -68,6 +70,26 @@ def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
         assert net.evaluate(chess.Board(samples[i].fen)) == cp
     # Not a constant: positions of different games score differently.
     assert len(set(expected.tolist())) > 3
+
+
+def test_xz_data_trains_the_same_network(tmp_path: Path) -> None:
+    # The committed datasets are xz files: the same lines, fewer bytes, the same network.
+    data = tmp_path / "tiny.gz"
+    tiny_data(data)
+    packed = tmp_path / "tiny.xz"
+    packed.write_bytes(lzma.compress(gzip.decompress(data.read_bytes())))
+    nets = []
+    for path in (data, packed):
+        out = tmp_path / f"{path.suffix[1:]}.nnue"
+        done = train_tiny(path, out, "--epochs", "1")
+        assert done.returncode == 0, done.stderr
+        nets.append(out.read_bytes())
+    assert nets[0] == nets[1]
+    # A damaged one is a one-line error naming the file, not a traceback.
+    packed.write_bytes(packed.read_bytes()[:-40])
+    done = train_tiny(packed, tmp_path / "bad.nnue", "--epochs", "1")
+    assert done.returncode != 0 and f"{packed}:" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_bad_network_file_is_named(tmp_path: Path) -> None:

@@ -12,6 +12,10 @@ Format (documented in docs/training.md):
   unit ``TASK`` (a self-play game, a PGN game, a chunk of a FEN file) is complete, and
   comes after that unit's data lines in the same member.
 
+A data file may also be xz-compressed (``.xz``: the same lines, from ``xz -9`` of the
+decompressed gzip file), which takes about 30 % fewer bytes: the form the committed
+datasets take. Such a file is read only: tools that append (datagen) write gzip.
+
 Responsible for writing, reading and recovering such files (a torn last member is cut
 off before appending). It must not make or label positions (datagen does).
 """
@@ -19,6 +23,7 @@ off before appending). It must not make or label positions (datagen does).
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import zlib
 from collections.abc import Iterable, Iterator
@@ -96,6 +101,9 @@ def _members(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def recover(path: Path) -> int:
     """Cut ``path`` back to its last complete gzip member; the bytes removed."""
+    if is_archive(path):
+        # Read as gzip, an xz file has no complete member: it would be cut to nothing.
+        raise DataError(f"{path}: an xz data file is read only: write a .gz file")
     if not path.exists():
         return 0
     size = path.stat().st_size
@@ -106,9 +114,25 @@ def recover(path: Path) -> int:
     return size - end
 
 
+def is_archive(path: Path) -> bool:
+    """Whether ``path`` is a read-only xz data file rather than an appendable gzip one."""
+    return path.suffix == ".xz"
+
+
 def read_lines(path: Path) -> Iterator[tuple[str, str]]:
     """(``file:line`` for messages, line) for every line of the complete members."""
     number = 0
+    if is_archive(path):
+        # An xz file is written whole, never appended to, so there is no torn member
+        # to stop at: a damaged one is an error, not a recovery.
+        try:
+            with lzma.open(path, "rt", encoding="utf-8") as handle:
+                for line in handle:
+                    number += 1
+                    yield f"{path}:{number}", line.rstrip("\n")
+        except (lzma.LZMAError, EOFError) as error:  # EOFError: the file was cut short
+            raise DataError(f"{path}:{number + 1}: damaged xz data ({error})") from None
+        return
     for _, data in _members(path):
         for line in data.decode("utf-8").splitlines():
             number += 1
