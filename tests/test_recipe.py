@@ -17,12 +17,14 @@ import chess.pgn
 import pytest
 
 from engine.core import nnue
-from scripts.training.dataset import read_samples
+from scripts.training.dataset import DONE, SCORE_CLIP_CP, read_lines, read_samples
 from tests.conftest import run_repo_script
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 OPERA = Path(__file__).parent / "data" / "opera.pgn"
-POSITIONS = Path(__file__).parent.parent / "scripts" / "training" / "data" / "positions.gz"
+DATA = Path(__file__).parent.parent / "scripts" / "training" / "data"
+POSITIONS = DATA / "positions.gz"
+MORE_POSITIONS = DATA / "positions-2.xz"
 SHIPPED = Path(nnue.__file__).parent / "cutoff.nnue"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 needs_engines = pytest.mark.skipif(
@@ -161,6 +163,16 @@ def test_the_committed_positions_remake_the_shipped_network(tmp_path: Path) -> N
     done = run_repo_script("training.recipe", str(tmp_path), "--data", str(POSITIONS), timeout=1800)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "network.nnue").read_bytes() == SHIPPED.read_bytes()
+
+
+def test_the_committed_second_positions_read_whole() -> None:
+    # The thirteenth session's positions (docs/training.md): 9,654 Stockfish games and
+    # 2,040 of Cutoff's, every line a labelled position or a finished unit.
+    samples = list(read_samples(MORE_POSITIONS))
+    assert len(samples) == 615_661
+    units = [line for _, line in read_lines(MORE_POSITIONS) if line.startswith(DONE)]
+    assert len(units) == 9_654 + 2_040
+    assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
 
 
 def test_data_beside_pgn_or_missing_is_one_line(tmp_path: Path) -> None:
