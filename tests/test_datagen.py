@@ -104,7 +104,7 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     done = run_repo_script(
         "training.datagen", str(tmp_path / "o.xz"), "--fens", str(bad), "--label-depth", "1"
     )
-    assert done.returncode == 2 and "xz files are read only" in done.stderr
+    assert done.returncode == 2 and "xz data files are read only" in done.stderr
     assert not (tmp_path / "o.xz").exists()
 
 

@@ -86,9 +86,9 @@ from .dataset import (
     append_member,
     clip,
     format_sample,
-    is_archive,
     read_lines,
     recover,
+    refuse_archive,
 )
 from .games import open_pgn
 
@@ -433,8 +433,10 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):
         parser.error("no source: give --games, --pgn or --fens")
-    if is_archive(args.out):
-        parser.error(f"{args.out}: datagen appends gzip: name a .gz file (xz files are read only)")
+    try:
+        refuse_archive(args.out)
+    except DataError as error:
+        parser.error(str(error))
     return args
 
 

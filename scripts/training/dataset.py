@@ -101,9 +101,8 @@ def _members(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def recover(path: Path) -> int:
     """Cut ``path`` back to its last complete gzip member; the bytes removed."""
-    if is_archive(path):
-        # Read as gzip, an xz file has no complete member: it would be cut to nothing.
-        raise DataError(f"{path}: an xz data file is read only: write a .gz file")
+    # Read as gzip, an xz file has no complete member: it would be cut to nothing.
+    refuse_archive(path)
     if not path.exists():
         return 0
     size = path.stat().st_size
@@ -117,6 +116,12 @@ def recover(path: Path) -> int:
 def is_archive(path: Path) -> bool:
     """Whether ``path`` is a read-only xz data file rather than an appendable gzip one."""
     return path.suffix == ".xz"
+
+
+def refuse_archive(path: Path) -> None:
+    """DataError if ``path`` is an xz data file: every tool that writes data appends."""
+    if is_archive(path):
+        raise DataError(f"{path}: xz data files are read only: write a .gz file")
 
 
 def read_lines(path: Path) -> Iterator[tuple[str, str]]:

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .dataset import DONE, DataError, append_member, is_archive, parse_line, read_lines
+from .dataset import DONE, DataError, append_member, parse_line, read_lines, refuse_archive
 
 UNITS_PER_MEMBER = 500
 """Work units written per gzip member (a member is the unit of recovery)."""
@@ -116,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"cannot read {str(path)!r}: no such file")
         if args.out.resolve() in {p.resolve() for p in [args.source, *args.labelled]}:
             raise UsageError(f"--out {args.out} is one of the input files")
-        if is_archive(args.out):
-            raise UsageError(f"--out {args.out}: write a .gz file (xz data files are read only)")
+        refuse_archive(args.out)
         counts = regroup(args.source, args.labelled, args.out)
     except (UsageError, DataError, OSError, UnicodeDecodeError) as error:
         print(f"regroup: {error}", file=sys.stderr)
