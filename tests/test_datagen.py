@@ -91,6 +91,35 @@ def test_sources_labelled_quiet_unique_and_resumed(tmp_path: Path) -> None:
     assert any(s.result == "1-0" and s.fen not in tuning for s in again)
 
 
+def test_all_positions_keeps_the_noisy_ones(tmp_path: Path) -> None:
+    # A hanging queen to take, a check, a finished game and a quiet position: the
+    # default keeps only the quiet one; --all-positions all but the finished game.
+    fens = tmp_path / "leaves.fen"
+    fens.write_text(
+        "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1;*\n"
+        "4k3/8/8/8/8/8/3R4/4K2r w - - 0 1;*\n"
+        "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3;*\n"
+        "4k3/8/8/8/8/8/3PP3/4K3 w - - 0 1;*\n"
+    )
+    quiet = datagen(tmp_path / "quiet.gz", "--fens", str(fens))
+    assert "positions 1 " in quiet and "not-quiet 3 " in quiet
+    every = datagen(tmp_path / "all.gz", "--fens", str(fens), "--all-positions")
+    assert "positions 3 " in every and "not-quiet 1 " in every
+    kept = [s.fen.split()[0] for s in read_samples(tmp_path / "all.gz")]
+    assert kept == ["4k3/8/8/3q4/8/8/3R4/4K3", "4k3/8/8/8/8/8/3R4/4K2r", "4k3/8/8/8/8/8/3PP3/4K3"]
+    # Self-play keeps its own quiet test: the option is refused beside --games.
+    done = run_repo_script(
+        "training.datagen",
+        str(tmp_path / "o.gz"),
+        "--games",
+        "1",
+        "--all-positions",
+        "--label-depth",
+        "1",
+    )
+    assert done.returncode == 2 and "not with --games" in done.stderr
+
+
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("not a fen;1-0\n")

@@ -19,6 +19,10 @@ Positions come from three sources, in this order:
 
 Every position must also pass Cutoff's quiescence search: its score must not have the
 opposite sign of the static evaluation (``--no-qsearch-check`` skips this).
+``--all-positions`` keeps every position of ``--pgn`` and ``--fens`` that is not a
+finished game, noisy ones too, with no quiet test and no drop by best move: data to
+judge evaluations on the positions the search really asks about (scripts.training.fit),
+not to train on.
 
 Every position is labelled by the teacher (``--teacher``, default Debian's Stockfish)
 at ``--label-depth`` or ``--label-nodes`` from an empty hash, or with
@@ -132,6 +136,7 @@ class Settings(NamedTuple):
     label_nodes: Optional[int]
     label_from_play: bool
     qsearch_check: bool = True
+    all_positions: bool = False
 
 
 def _noisy(board: chess.Board, move: Optional[chess.Move]) -> bool:
@@ -250,11 +255,15 @@ def _run_task(worker: _Worker, task: Task) -> TaskResult:
         played = []
     for index, (fen, result) in enumerate(positions):
         board = chess.Board(fen)
-        # Self-play positions passed the same test in the game loop.
-        if task.game < 0 and not is_quiet(board):
-            not_quiet += 1
-            continue
-        if settings.qsearch_check and not worker.quiet().agrees(board):
+        if settings.all_positions:
+            # Only a finished game has nothing to label.
+            kept = not board.is_game_over()
+        else:
+            # Self-play positions passed the same test in the game loop.
+            kept = (task.game >= 0 or is_quiet(board)) and (
+                not settings.qsearch_check or worker.quiet().agrees(board)
+            )
+        if not kept:
             not_quiet += 1
             continue
         if settings.label_from_play:
@@ -263,7 +272,7 @@ def _run_task(worker: _Worker, task: Task) -> TaskResult:
         else:
             label = worker.teacher().label(board)
         cp, best = label
-        if _noisy(board, best):
+        if _noisy(board, best) and not settings.all_positions:
             noisy += 1
             continue
         samples.append(Sample(fen, cp, result))
@@ -410,6 +419,12 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         action="store_true",
         help="skip the check that Cutoff's quiescence score has its static score's sign",
     )
+    src.add_argument(
+        "--all-positions",
+        action="store_true",
+        help="with --pgn/--fens: keep every unfinished position, noisy ones too "
+        "(to judge evaluations with fit, not to train on)",
+    )
     lab = parser.add_argument_group("labels")
     lab.add_argument("--teacher", help="labelling engine command (default: stockfish)")
     how = lab.add_mutually_exclusive_group(required=True)
@@ -433,6 +448,8 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):
         parser.error("no source: give --games, --pgn or --fens")
+    if args.all_positions and args.games:
+        parser.error("--all-positions keeps --pgn and --fens positions: not with --games")
     try:
         refuse_archive(args.out)
     except DataError as error:
@@ -479,6 +496,7 @@ def generate(args: Any) -> Tally:
         args.label_nodes,
         args.label_from_play,
         not args.no_qsearch_check,
+        args.all_positions,
     )
     # Start each engine once here, so that a bad --engine or --teacher is one message
     # before any worker exists, not a failure per work unit.
