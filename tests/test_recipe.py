@@ -25,6 +25,7 @@ OPERA = Path(__file__).parent / "data" / "opera.pgn"
 DATA = Path(__file__).parent.parent / "scripts" / "training" / "data"
 POSITIONS = DATA / "positions.gz"
 MORE_POSITIONS = DATA / "positions-2.xz"
+THIRD_POSITIONS = DATA / "positions-3.xz"
 SHIPPED = Path(nnue.__file__).parent / "cutoff.nnue"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 needs_engines = pytest.mark.skipif(
@@ -172,6 +173,16 @@ def test_the_committed_second_positions_read_whole() -> None:
     assert len(samples) == 615_661
     units = [line for _, line in read_lines(MORE_POSITIONS) if line.startswith(DONE)]
     assert len(units) == 9_654 + 2_040
+    assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
+
+
+def test_the_committed_third_positions_read_whole() -> None:
+    # The fourteenth session's positions (docs/training.md): Stockfish games 26,154 to
+    # 29,050 of the recipe's step 1, every one finished.
+    samples = list(read_samples(THIRD_POSITIONS))
+    assert len(samples) == 149_306
+    units = [line for _, line in read_lines(THIRD_POSITIONS) if line.startswith(DONE)]
+    assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(26_154, 29_051))
     assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
 
 
