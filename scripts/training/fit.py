@@ -1,7 +1,7 @@
 """How well evaluations fit labelled positions, as the search computes them.
 
     python -m scripts.training.fit DATA [DATA ...] [--eval-file NET.nnue ...]
-        [--quiescence] [--max-positions N] [--k K]
+        [--quiescence] [--max-positions N] [--k K] [--quiet]
 
 For every position of the data files (datagen's ``FEN;SCORE;RESULT`` lines, gzip or
 xz) it scores the hand-written evaluation and each ``--eval-file`` network through
@@ -18,7 +18,7 @@ well as statically.
 Its use is to judge evaluations on positions the training did not see, above all
 the positions the search evaluates (``leaves``, labelled by ``datagen --fens``):
 ``train`` reports the loss on its own held-out games only. Positions of a finished
-game (mate, stalemate) are skipped and counted.
+game (mate, stalemate) are skipped and counted. A progress bar counts the positions on a terminal.
 
 This module owns that comparison. It must not train, label or choose an evaluation.
 """
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Optional
 
 import chess
+from tqdm import tqdm
 
 from engine.core import nnue
 from engine.core.position import Position
@@ -85,6 +86,7 @@ def fit(
     quiescence: bool,
     k: float,
     limit: Optional[int],
+    quiet: bool = False,
 ) -> tuple[list[Fit], int]:
     """The fits (each evaluation static, then after quiescence) and the positions
     skipped as finished games."""
@@ -93,30 +95,34 @@ def fit(
     if quiescence:
         fits += [Fit(f"{name}, quiescence") for name, _ in evaluations]
     skipped = read = 0
-    for path in paths:
-        for where, line in read_lines(path):
-            if not line or line.startswith("#"):
-                continue
-            if limit is not None and read >= limit:
-                return fits, skipped
-            read += 1
-            sample = parse_line(line, where)
-            try:
-                board = chess.Board(sample.fen)
-            except ValueError as error:
-                raise DataError(f"{where}: bad FEN {sample.fen!r} ({error})") from None
-            if board.is_game_over():
-                skipped += 1
-                continue
-            label = sample.score if board.turn == chess.WHITE else -sample.score
-            target = sigmoid(label, k)
-            for index, (_, searcher) in enumerate(evaluations):
-                pos = Position(board.copy(), searcher.network)
-                static = searcher.evaluator.evaluate(pos)
-                fits[index].errors.append((sigmoid(static, k) - target) ** 2)
-                if quiescence:
-                    score = searcher.quiescence(board)
-                    fits[len(evaluations) + index].errors.append((sigmoid(score, k) - target) ** 2)
+    # A progress bar on a terminal only (disable=None), none with --quiet.
+    with tqdm(total=limit, unit="position", disable=quiet or None) as bar:
+        for path in paths:
+            for where, line in read_lines(path):
+                if not line or line.startswith("#"):
+                    continue
+                if limit is not None and read >= limit:
+                    return fits, skipped
+                read += 1
+                bar.update()
+                sample = parse_line(line, where)
+                try:
+                    board = chess.Board(sample.fen)
+                except ValueError as error:
+                    raise DataError(f"{where}: bad FEN {sample.fen!r} ({error})") from None
+                if board.is_game_over():
+                    skipped += 1
+                    continue
+                label = sample.score if board.turn == chess.WHITE else -sample.score
+                target = sigmoid(label, k)
+                for index, (_, searcher) in enumerate(evaluations):
+                    pos = Position(board.copy(), searcher.network)
+                    static = searcher.evaluator.evaluate(pos)
+                    fits[index].errors.append((sigmoid(static, k) - target) ** 2)
+                    if quiescence:
+                        resolved = searcher.quiescence(board)
+                        squared = (sigmoid(resolved, k) - target) ** 2
+                        fits[len(evaluations) + index].errors.append(squared)
     return fits, skipped
 
 
@@ -131,13 +137,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     parser.add_argument("--max-positions", type=int, help="read at most this many")
     parser.add_argument("--k", type=float, default=400.0, help="cp per logistic unit")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     parser.require_positive(args, "max_positions", "k")
     for path in [*args.data, *args.eval_file]:
         if not path.is_file():
             parser.error(f"cannot read {str(path)!r}: no such file")
     try:
-        fits, skipped = fit(args.data, args.eval_file, args.quiescence, args.k, args.max_positions)
+        fits, skipped = fit(
+            args.data, args.eval_file, args.quiescence, args.k, args.max_positions, args.quiet
+        )
     except (DataError, nnue.NetworkError, OSError) as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 1
