@@ -11,14 +11,14 @@ in the search), and prints each one's loss against the teacher's score: the mean
 (sigmoid(cp / K) - sigmoid(label / K))^2, the loss training minimises at ``--lam
 1``, with its standard error, and each network's difference from the hand-written
 evaluation's on the same positions (paired, so the positions' own spread cancels).
-``--quiescence`` scores each position after the
-search's quiescence (captures resolved: what the search reads at its horizon) as
-well as statically.
+``--quiescence`` also scores each position after the search's quiescence (captures
+resolved: what the search reads at its horizon).
 
 Its use is to judge evaluations on positions the training did not see, above all
-the positions the search evaluates (``leaves``, labelled by ``datagen --fens``):
-``train`` reports the loss on its own held-out games only. Positions of a finished
-game (mate, stalemate) are skipped and counted. A progress bar counts the positions on a terminal.
+the positions the search evaluates (``leaves``, labelled by ``datagen --fens
+--all-positions``, noisy ones included): ``train`` reports the loss on its own
+held-out games only. Positions of a finished game (mate, stalemate) are skipped and
+counted. A progress bar counts the positions on a terminal.
 
 This module owns that comparison. It must not train, label or choose an evaluation.
 """
