@@ -26,6 +26,7 @@ DATA = Path(__file__).parent.parent / "scripts" / "training" / "data"
 POSITIONS = DATA / "positions.gz"
 MORE_POSITIONS = DATA / "positions-2.xz"
 THIRD_POSITIONS = DATA / "positions-3.xz"
+FOURTH_POSITIONS = DATA / "positions-4.xz"
 SHIPPED = Path(nnue.__file__).parent / "cutoff.nnue"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 needs_engines = pytest.mark.skipif(
@@ -183,6 +184,16 @@ def test_the_committed_third_positions_read_whole() -> None:
     assert len(samples) == 149_306
     units = [line for _, line in read_lines(THIRD_POSITIONS) if line.startswith(DONE)]
     assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(26_154, 29_051))
+    assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
+
+
+def test_the_committed_fourth_positions_read_whole() -> None:
+    # The fifteenth session's positions (docs/training.md): Stockfish games 29,051 to
+    # 32,505 of the recipe's step 1, every one finished.
+    samples = list(read_samples(FOURTH_POSITIONS))
+    assert len(samples) == 180_508
+    units = [line for _, line in read_lines(FOURTH_POSITIONS) if line.startswith(DONE)]
+    assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(29_051, 32_506))
     assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
 
 
