@@ -1,0 +1,80 @@
+"""scripts/training/distill.py through its command line: positions relabelled with
+Cutoff's own static evaluation, which ``fit`` then finds that evaluation to fit
+exactly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import chess
+
+from engine.core.evaluate import evaluate
+from scripts.training.bench_accumulator import random_network
+from scripts.training.dataset import append_member, done_tasks, read_samples
+from tests.conftest import run_repo_script
+
+FENS = [
+    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 4 4",
+    "8/5k2/8/3K4/8/8/2R5/8 b - - 0 60",
+    "4k3/8/8/8/8/8/3PP3/4K3 w - - 0 1",
+    "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",  # mate: left out
+]
+
+
+def loss(output: str, name: str) -> float:
+    match = re.search(rf"^{re.escape(name)}\s+(\d\.\d+) ±", output, re.MULTILINE)
+    assert match, output
+    return float(match.group(1))
+
+
+def test_distill_relabels_with_the_search_evaluation(tmp_path: Path) -> None:
+    data = tmp_path / "data.gz"
+    results = ["1-0", "0-1", "1/2-1/2", "*", "0-1"]
+    append_member(data, [f"{fen};17;{r}" for fen, r in zip(FENS, results)] + ["#done all"])
+
+    # The hand-written evaluation: White's view, the results kept, the mate left out.
+    hand = tmp_path / "hand.gz"
+    done = run_repo_script("training.distill", str(data), "--out", str(hand), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert f"wrote 4 positions to {hand} (skipped, game over: 1)" in done.stdout
+    samples = list(read_samples(hand))
+    assert done_tasks(hand) == {"all"}
+    assert [s.fen for s in samples] == FENS[:4]
+    assert [s.result for s in samples] == results[:4]
+    for sample in samples:
+        board = chess.Board(sample.fen)
+        white = evaluate(board) * (1 if board.turn == chess.WHITE else -1)
+        assert sample.score == white
+
+    # A network: its labels are what the search reads, so fit finds its loss zero
+    # and the hand-written evaluation's not.
+    net = tmp_path / "random.nnue"
+    random_network(16, seed=5).write(net)
+    netted = tmp_path / "net.gz"
+    done = run_repo_script(
+        "training.distill", str(data), "--out", str(netted), "--eval-file", str(net)
+    )
+    assert done.returncode == 0, done.stderr
+    assert [s.score for s in read_samples(netted)] != [s.score for s in samples]
+    fitted = run_repo_script("training.fit", str(netted), "--eval-file", str(net), "--quiet")
+    assert fitted.returncode == 0, fitted.stderr
+    assert loss(fitted.stdout, str(net)) == 0.0
+    assert loss(fitted.stdout, "hand-written") > 0.0
+
+
+def test_distill_bad_input_is_one_line(tmp_path: Path) -> None:
+    missing = run_repo_script("training.distill", str(tmp_path / "none.gz"), "--out", "x.gz")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"distill: error: cannot read {str(tmp_path / 'none.gz')!r}: no such file"
+    ]
+    bad = tmp_path / "bad.gz"
+    append_member(bad, ["4k3/8/8/8/8/8/8/4K2R w K - 0 1;3;*", "not a position;1;*"])
+    out = tmp_path / "out.gz"
+    broken = run_repo_script("training.distill", str(bad), "--out", str(out))
+    assert broken.returncode == 1
+    lines = broken.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{bad}:2" in lines[0], broken.stderr
+    assert not out.exists() and not (tmp_path / "out.gz.tmp").exists()
