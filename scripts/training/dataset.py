@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+import chess
+
 SCORE_CLIP_CP = 2000
 """Scores beyond this (mates included) are stored as this."""
 RESULTS = ("1-0", "1/2-1/2", "0-1", "*")
@@ -68,6 +70,14 @@ def parse_line(line: str, where: str) -> Sample:
     except ValueError:
         raise DataError(f"{where}: score {fields[1]!r} is not an integer") from None
     return Sample(fields[0], score, fields[2])
+
+
+def board_of(sample: Sample, where: str) -> chess.Board:
+    """The board of a sample's FEN; DataError naming ``where`` (file:line) if it is bad."""
+    try:
+        return chess.Board(sample.fen)
+    except ValueError as error:
+        raise DataError(f"{where}: bad FEN {sample.fen!r} ({error})") from None
 
 
 def _members(path: Path) -> Iterator[tuple[int, bytes]]:

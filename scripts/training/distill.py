@@ -42,7 +42,16 @@ from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
 from ..common import ToolParser, UsageError
-from .dataset import DONE, DataError, Sample, clip, format_sample, parse_line, read_lines
+from .dataset import (
+    DONE,
+    DataError,
+    Sample,
+    board_of,
+    clip,
+    format_sample,
+    parse_line,
+    read_lines,
+)
 
 PROG = "distill"
 HASH_MB = 1
@@ -98,10 +107,7 @@ def distill(
                 read += 1
                 bar.update()
                 sample = parse_line(line, where)
-                try:
-                    board = chess.Board(sample.fen)
-                except ValueError as error:
-                    raise DataError(f"{where}: bad FEN {sample.fen!r} ({error})") from None
+                board = board_of(sample, where)
                 if board.is_game_over():
                     skipped += 1
                     continue

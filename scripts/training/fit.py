@@ -39,7 +39,7 @@ from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
 from ..common import ToolParser
-from .dataset import DataError, parse_line, read_lines
+from .dataset import DataError, board_of, parse_line, read_lines
 
 PROG = "fit"
 HASH_MB = 4
@@ -106,10 +106,7 @@ def fit(
                 read += 1
                 bar.update()
                 sample = parse_line(line, where)
-                try:
-                    board = chess.Board(sample.fen)
-                except ValueError as error:
-                    raise DataError(f"{where}: bad FEN {sample.fen!r} ({error})") from None
+                board = board_of(sample, where)
                 if board.is_game_over():
                     skipped += 1
                     continue
