@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import gzip
 import os
 import shlex
 import sys
@@ -149,14 +150,18 @@ def uci_option_values(
 
 
 @contextlib.contextmanager
-def atomic_output(out_path: Path) -> Iterator[TextIO]:
-    """A text file written under a temporary name and renamed to ``out_path`` at the end.
+def atomic_output(out_path: Path, compressed: bool = False) -> Iterator[TextIO]:
+    """A text file written under a temporary name and renamed to ``out_path`` at the end,
+    gzip-compressed if ``compressed``.
 
     A run that fails leaves no file that looks complete.
     """
     tmp_path = out_path.with_name(out_path.name + ".tmp")
     try:
-        handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        if compressed:
+            handle: TextIO = gzip.open(tmp_path, "wt", encoding="utf-8", newline="\n")  # noqa: SIM115
+        else:
+            handle = open(tmp_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
     except OSError as exc:
         raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
     try:

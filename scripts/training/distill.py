@@ -25,13 +25,9 @@ do) nor train (train does).
 
 from __future__ import annotations
 
-import contextlib
-import gzip
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Optional
 
 import chess
 from tqdm import tqdm
@@ -41,7 +37,7 @@ from engine.core.position import Position
 from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
-from ..common import ToolParser, UsageError
+from ..common import ToolParser, UsageError, atomic_output
 from .dataset import (
     DONE,
     DataError,
@@ -56,24 +52,6 @@ from .dataset import (
 PROG = "distill"
 HASH_MB = 1
 """The searcher is used for its evaluator only: its table stays empty."""
-
-
-@contextlib.contextmanager
-def _gzip_output(out: Path) -> Iterator[TextIO]:
-    """A gzip text file written under a temporary name and renamed to ``out`` at the
-    end: a run that fails leaves no file that looks complete."""
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        handle = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-    try:
-        with handle:
-            yield handle
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def distill(
@@ -91,7 +69,7 @@ def distill(
     written = skipped = read = 0
     # A progress bar on a terminal only (disable=None), none with --quiet.
     with (
-        _gzip_output(out) as handle,
+        atomic_output(out, compressed=True) as handle,
         tqdm(total=limit, unit="position", disable=quiet or None) as bar,
     ):
         for path in paths:
