@@ -25,8 +25,6 @@ OPERA = Path(__file__).parent / "data" / "opera.pgn"
 DATA = Path(__file__).parent.parent / "scripts" / "training" / "data"
 POSITIONS = DATA / "positions.gz"
 MORE_POSITIONS = DATA / "positions-2.xz"
-THIRD_POSITIONS = DATA / "positions-3.xz"
-FOURTH_POSITIONS = DATA / "positions-4.xz"
 SHIPPED = Path(nnue.__file__).parent / "cutoff.nnue"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 needs_engines = pytest.mark.skipif(
@@ -177,23 +175,24 @@ def test_the_committed_second_positions_read_whole() -> None:
     assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
 
 
-def test_the_committed_third_positions_read_whole() -> None:
-    # The fourteenth session's positions (docs/training.md): Stockfish games 26,154 to
-    # 29,050 of the recipe's step 1, every one finished.
-    samples = list(read_samples(THIRD_POSITIONS))
-    assert len(samples) == 149_306
-    units = [line for _, line in read_lines(THIRD_POSITIONS) if line.startswith(DONE)]
-    assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(26_154, 29_051))
-    assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
-
-
-def test_the_committed_fourth_positions_read_whole() -> None:
-    # The fifteenth session's positions (docs/training.md): Stockfish games 29,051 to
-    # 32,505 of the recipe's step 1, every one finished.
-    samples = list(read_samples(FOURTH_POSITIONS))
-    assert len(samples) == 180_508
-    units = [line for _, line in read_lines(FOURTH_POSITIONS) if line.startswith(DONE)]
-    assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(29_051, 32_506))
+@pytest.mark.parametrize(
+    ("name", "count", "first", "last"),
+    [
+        # The fourteenth, fifteenth and sixteenth sessions' positions (docs/training.md):
+        # contiguous ranges of Stockfish games of the recipe's step 1, every one finished.
+        ("positions-3.xz", 149_306, 26_154, 29_050),
+        ("positions-4.xz", 180_508, 29_051, 32_505),
+        ("positions-5.xz", 92_521, 32_506, 34_291),
+    ],
+)
+def test_the_committed_later_positions_read_whole(
+    name: str, count: int, first: int, last: int
+) -> None:
+    path = DATA / name
+    samples = list(read_samples(path))
+    assert len(samples) == count
+    units = [line for _, line in read_lines(path) if line.startswith(DONE)]
+    assert sorted(int(unit.rsplit(":", 1)[1]) for unit in units) == list(range(first, last + 1))
     assert all(abs(sample.score) <= SCORE_CLIP_CP for sample in samples)
 
 
