@@ -38,7 +38,7 @@ def test_distill_relabels_with_the_search_evaluation(tmp_path: Path) -> None:
     hand = tmp_path / "hand.gz"
     done = run_repo_script("training.distill", str(data), "--out", str(hand), "--quiet")
     assert done.returncode == 0, done.stderr
-    assert f"wrote 4 positions to {hand} (skipped, game over: 1)" in done.stdout
+    assert f"wrote 4 positions to {hand} (children: 0; skipped, game over: 1)" in done.stdout
     samples = list(read_samples(hand))
     assert done_tasks(hand) == {"all"}
     assert [s.fen for s in samples] == FENS[:4]
@@ -62,6 +62,76 @@ def test_distill_relabels_with_the_search_evaluation(tmp_path: Path) -> None:
     assert fitted.returncode == 0, fitted.stderr
     assert loss(fitted.stdout, str(net)) == 0.0
     assert loss(fitted.stdout, "hand-written") > 0.0
+
+
+def after(board: chess.Board, move: chess.Move) -> chess.Board:
+    """``board`` after ``move``, a copy."""
+    copy = board.copy(stack=False)
+    copy.push(move)
+    return copy
+
+
+def reachable(parent: chess.Board, fen: str) -> bool:
+    """Whether ``fen`` is one or two legal moves after ``parent``."""
+    for move in parent.legal_moves:
+        one = after(parent, move)
+        if one.fen() == fen or any(after(one, reply).fen() == fen for reply in one.legal_moves):
+            return True
+    return False
+
+
+def test_distill_children_follow_their_parent(tmp_path: Path) -> None:
+    data = tmp_path / "data.gz"
+    append_member(data, [f"{fen};17;1-0" for fen in FENS] + ["#done all"])
+    out = tmp_path / "kids.gz"
+    args = ["training.distill", str(data), "--out", str(out), "--children", "3", "--quiet"]
+    done = run_repo_script(*args, "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    samples = list(read_samples(out))
+    kids = len(samples) - 4
+    assert 0 < kids <= 12
+    assert f"wrote {len(samples)} positions to {out} (children: {kids};" in done.stdout
+    assert done_tasks(out) == {"all"}
+    # Each child comes after its parent, one or two moves from it, labelled as the
+    # parents are, with the parent's result.
+    parent = None
+    for sample in samples:
+        board = chess.Board(sample.fen)
+        white = evaluate(board) * (1 if board.turn == chess.WHITE else -1)
+        assert sample.score == white and sample.result == "1-0"
+        if sample.fen in FENS:
+            parent = chess.Board(sample.fen)
+        else:
+            assert parent is not None and reachable(parent, sample.fen), sample.fen
+            assert not board.is_game_over()
+    assert [s.fen for s in samples if s.fen in FENS] == FENS[:4]
+    # The seed decides the children: the same seed gives the same file, another not.
+    again = tmp_path / "again.gz"
+    run_repo_script(
+        "training.distill",
+        str(data),
+        "--out",
+        str(again),
+        "--children",
+        "3",
+        "--quiet",
+        "--seed",
+        "4",
+    )
+    assert list(read_samples(again)) == samples
+    other = tmp_path / "other.gz"
+    run_repo_script(
+        "training.distill",
+        str(data),
+        "--out",
+        str(other),
+        "--children",
+        "3",
+        "--quiet",
+        "--seed",
+        "5",
+    )
+    assert list(read_samples(other)) != samples
 
 
 def test_distill_bad_input_is_one_line(tmp_path: Path) -> None:
