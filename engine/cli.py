@@ -586,6 +586,8 @@ def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Ca
 
 
 def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
+    """The games of ``path``; one whose main line breaks (an illegal move...) is
+    reported and kept up to the break, as ``cutoff analyse`` keeps it."""
     from engine.analysis.inputs import read_games
 
     try:
@@ -594,7 +596,7 @@ def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
         errors(f"{path}: cannot read: {exc.strerror or exc}")
         return
     with handle:
-        for number, game, _ in read_games(str(path), handle, errors):
+        for number, game, _ in read_games(str(path), handle, errors, keep_prefix=True):
             yield number, game
 
 
@@ -602,6 +604,7 @@ def _annotate(args: argparse.Namespace) -> int:
 
     from engine.analysis.annotate import annotate_game, game_report, plot_evaluation
     from engine.analysis.api import Analyser
+    from engine.analysis.inputs import stopped_at
     from engine.analysis.plots import PlotUnavailableError
 
     errors = _Errors("cutoff annotate")
@@ -648,7 +651,9 @@ def _annotate(args: argparse.Namespace) -> int:
                         bar.update(1)
                 if bar is not None:
                     bar.close()
-                annotated = annotate_game(game, positions, label, args.win_model)
+                annotated = annotate_game(
+                    game, positions, label, args.win_model, stopped=stopped_at(game)
+                )
                 stream.write(str(annotated) + "\n\n")
                 stream.flush()
                 if report is not None:

@@ -316,27 +316,41 @@ def test_annotate_matches_the_api(tmp_path: Path) -> None:
         assert node.comment.split(".")[0] in ("Inaccuracy", "Mistake", "Blunder")
 
 
-def test_annotate_skips_broken_games_with_one_line_each(tmp_path: Path) -> None:
+def test_annotate_keeps_the_moves_before_an_illegal_one(tmp_path: Path) -> None:
+    """A game with an illegal move is annotated up to it, as ``cutoff analyse`` reads it,
+    with a comment where it stops; a bad FEN header still skips its game; both are one
+    line on stderr and exit status 1, as for ``cutoff analyse`` on the same file.
+
+    Before (issue 90.7): the game with 3. Ke3 was dropped ("... game skipped").
+    """
     games = tmp_path / "mixed.pgn"
     games.write_text(
         '[Event "bad FEN"]\n[SetUp "1"]\n[FEN "not a fen"]\n\n1. e4 *\n\n'
-        '[Event "illegal"]\n\n1. e4 e5 2. Qxe8 *\n\n'
+        '[Event "illegal"]\n\n1. e4 e5 2. Nf3 Nc6 3. Ke3 Nf6 1-0\n\n'
         '[Event "good"]\n\n1. e4 e5 2. Nf3 *\n'
     )
     done = run(tmp_path, "annotate", str(games), "--depth", "1", "--quiet")
-    assert done.returncode == 1
+    analysed = run(tmp_path, "analyse", str(games), "--depth", "1", "--json")
+    assert done.returncode == analysed.returncode == 1
     # One line per broken game, and nothing else (python-chess logs none of its own).
     first, second = done.stderr.splitlines()
     assert first == (
         f"cutoff annotate: {games}: game 1: bad FEN header: "
         "expected 'w' or 'b' for turn part of fen: 'not a fen'; game skipped"
     )
-    assert second.startswith(f"cutoff annotate: {games}: game 2: illegal san: 'Qxe8'")
-    assert second.endswith("; game skipped")
+    assert second.startswith(f"cutoff annotate: {games}: game 2: after ply 4: illegal san: 'Ke3'")
     out = io.StringIO(done.stdout)
+    cut = chess.pgn.read_game(out)
+    assert cut is not None and cut.headers["Event"] == "illegal"
+    kept = list(cut.mainline())
+    assert [node.san() for node in kept] == ["e4", "e5", "Nf3", "Nc6"]
+    assert all(node.eval() is not None for node in kept)
+    assert kept[-1].comment.endswith("Cutoff: the game stops here: illegal move Ke3 in the source")
+    assert "stops here" not in "".join(node.comment for node in kept[:-1])
     annotated = chess.pgn.read_game(out)
     assert annotated is not None and annotated.headers["Event"] == "good"
     assert [node.eval() is not None for node in annotated.mainline()] == [True] * 3
+    assert "stops here" not in str(annotated)
     assert chess.pgn.read_game(out) is None
 
 

@@ -228,8 +228,13 @@ def annotate_game(
     positions: list[GamePosition],
     engine_label: str,
     win_model: str = "cutoff",
+    stopped: Optional[str] = None,
 ) -> chess.pgn.Game:
-    """A copy of ``game``'s main line with evaluations, NAGs, better lines and a summary."""
+    """A copy of ``game``'s main line with evaluations, NAGs, better lines and a summary.
+
+    ``stopped``: why the source game's main line was cut where it ends ("illegal move
+    Ke3"), said in a comment there, so that the shorter game is not taken for the whole.
+    """
     annotated = chess.pgn.Game()
     annotated.headers.update(game.headers)
     annotated.setup(game.board())
@@ -258,6 +263,11 @@ def annotate_game(
         f"{engine_label}; winning chances by {model}. "
         f"White: {sides[chess.WHITE].text()}. Black: {sides[chess.BLACK].text()}."
     )
+    if stopped is not None:
+        # On the last move kept (on the game itself when none is): where a reader
+        # of the annotated game sees the moves end.
+        note = f"Cutoff: the game stops here: {stopped} in the source"
+        node.comment = f"{node.comment} {note}" if node.comment else note
     return annotated
 
 

@@ -195,6 +195,8 @@ class _ReadGame(chess.pgn.Game):
     """Tag pairs in the file (python-chess fills in the seven it requires)."""
     broken_at: Optional[int] = None
     """Ply of the main line at which its first error (an illegal move...) came."""
+    broken_move: Optional[str] = None
+    """What the main line stopped at, as a reader would say it ("illegal move Ke3")."""
 
 
 _GameT = TypeVar("_GameT", bound=chess.pgn.Game)
@@ -222,10 +224,17 @@ class _QuietGameBuilder(TolerantGameBuilder[_ReadGame]):
 
     def __init__(self) -> None:
         super().__init__(Game=_ReadGame)
+        self._san: Optional[str] = None
 
     def visit_header(self, tagname: str, tagvalue: str) -> None:
         self.game.tags_read += 1
         super().visit_header(tagname, tagvalue)
+
+    def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        # python-chess hands handle_error the exception alone; the move as written
+        # is kept here so that the place where a game stops can name it.
+        self._san = san
+        return super().parse_san(board, san)
 
     def handle_error(self, error: Exception) -> None:
         if len(self.variation_stack) == 1 and self.game.broken_at is None:
@@ -235,7 +244,29 @@ class _QuietGameBuilder(TolerantGameBuilder[_ReadGame]):
             while node.parent is not None:
                 node, plies = node.parent, plies + 1
             self.game.broken_at = plies
+            self.game.broken_move = _bad_move(error, self._san)
         self.game.errors.append(error)
+
+
+def _bad_move(error: Exception, san: Optional[str]) -> str:
+    """``error`` (on the move ``san`` as written) in a reader's words."""
+    kinds = (
+        (chess.IllegalMoveError, "illegal move"),
+        (chess.AmbiguousMoveError, "ambiguous move"),
+        (chess.InvalidMoveError, "unreadable move"),
+    )
+    for kind, words in kinds:
+        if isinstance(error, kind) and san is not None:
+            return f"{words} {san}"
+    return str(error)
+
+
+def stopped_at(game: chess.pgn.Game) -> Optional[str]:
+    """Why ``read_games(..., keep_prefix=True)`` cut ``game``'s main line ("illegal
+    move Ke3"), or None when the game is whole."""
+    if isinstance(game, _ReadGame) and game.broken_at is not None:
+        return game.broken_move
+    return None
 
 
 def _mainline_cut(game: chess.pgn.Game, plies: int) -> None:
@@ -255,10 +286,10 @@ def read_games(
     """The games of a PGN stream that can be replayed: (number from 1, game, its
     start position). A game whose main line has an illegal or unparsable move is
     reported as ``NAME: game N: ...``, then skipped, or with ``keep_prefix`` cut
-    to the moves before it; an error only inside a variation is reported and the
-    game kept. A bad ``FEN`` header, or text that is no game at all (no tag pairs,
-    no moves), skips the game; text that python-chess cannot read ends the stream
-    with a report."""
+    to the moves before it (``stopped_at`` says why); an error only inside a
+    variation is reported and the game kept. A bad ``FEN`` header, or text that is
+    no game at all (no tag pairs, no moves), skips the game; text that python-chess
+    cannot read ends the stream with a report."""
     number = 0
     while True:
         try:
