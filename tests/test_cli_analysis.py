@@ -30,7 +30,8 @@ import chess.pgn
 import pytest
 from uci_harness import REPO, engine_command
 
-from engine.analysis.api import Analyser
+from engine.analysis.annotate import move_axis
+from engine.analysis.api import Analyser, GamePosition
 from tests.conftest import child_pids, default_sigint, process_gone
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
@@ -362,6 +363,37 @@ def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     done = run(tmp_path, "annotate", "missing.pgn")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+def _positions(pgn: str) -> list[GamePosition]:
+    """A game's positions as ``Analyser.iter_game`` lists them, without searching."""
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    assert game is not None
+    board, positions = game.board(), []
+    for ply, move in enumerate([*game.mainline_moves(), None]):
+        positions.append(GamePosition(ply, board.copy(), move, {}))
+        if move is not None:
+            board.push(move)
+    return positions
+
+
+def test_evaluation_graph_puts_move_n_at_n(tmp_path: Path) -> None:
+    """White's move N is drawn at N, Black's at N + 1/2, also from a FEN with Black to
+    move; and ``cutoff annotate --plot`` draws such a game.
+
+    Before (issue 90.8): the points sat at ply / 2, so 4. Nxe5 was drawn at 3.5.
+    """
+    italian = move_axis(_positions("1. e4 e5 2. Nf3 Nc6 3. Bc4 Nd4 4. Nxe5 *"))
+    assert italian == [0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4]  # the start, then after each move
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 12"
+    from_fen = f'[SetUp "1"]\n[FEN "{fen}"]\n\n12... Nf6 13. Nc3 Bb4 *'
+    assert move_axis(_positions(from_fen)) == [12, 12.5, 13, 13.5]
+    pytest.importorskip("matplotlib")
+    game, png = tmp_path / "black.pgn", tmp_path / "black.png"
+    game.write_text(from_fen + "\n")
+    done = run(tmp_path, "annotate", str(game), "--depth", "1", "--plot", str(png), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_json_reports_the_whole_search(tmp_path: Path) -> None:

@@ -271,6 +271,19 @@ def annotate_game(
     return annotated
 
 
+def move_axis(positions: list[GamePosition]) -> list[float]:
+    """Each position's place on the graph's move axis: after White's move N at N,
+    after Black's move N at N + 1/2 (so the start position, before 1. e4, is at 0.5).
+
+    From the board's own move number and side to move, so that a game from a FEN
+    header (Black to move at move 12, say) puts Black's first move at 12.5.
+    """
+    return [
+        position.board.fullmove_number - (0.5 if position.board.turn == chess.WHITE else 0.0)
+        for position in positions
+    ]
+
+
 def plot_evaluation(
     positions: list[GamePosition],
     path: Union[str, Path],
@@ -280,8 +293,9 @@ def plot_evaluation(
     """The evaluation graph (White's winning chances by move) as a PNG at ``path``."""
     use_file_backend()
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    moves = [position.ply / 2 for position in positions]
+    moves = move_axis(positions)
     chances = white_win_percents(positions, win_model)
     figure, axes = plt.subplots(figsize=(10, 3.6), dpi=100)
     axes.fill_between(moves, chances, 50, where=[c >= 50 for c in chances], color="#e8e8e8")
@@ -290,14 +304,15 @@ def plot_evaluation(
     marks = {"Inaccuracy": "#56b4e9", "Mistake": "#e69f00", "Blunder": "#d62728"}
     for index, judgement in enumerate(judge(positions, win_model)):
         if judgement.name is not None:
-            x = (judgement.ply + 1) / 2
-            y = chances[index + 1]
+            # At the position the move led to, where the curve shows the drop.
+            x, y = moves[index + 1], chances[index + 1]
             axes.scatter([x], [y], color=marks[judgement.name], zorder=3, s=28)
     for name, colour in marks.items():
         axes.scatter([], [], color=colour, label=name, s=28)
     axes.axhline(50, color="#888888", linewidth=0.8)
     axes.set_ylim(0, 100)
-    axes.set_xlim(0, max(moves[-1], 1))
+    axes.set_xlim(moves[0], max(moves[-1], moves[0] + 0.5))
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # ticks at move numbers
     axes.set_xlabel("move")
     axes.set_ylabel("White's winning chances (%)")
     axes.set_title(title)
