@@ -331,6 +331,24 @@ def test_stub_match_pgn_and_counts(tmp_path: Path) -> None:
     assert "[6/6]" in err  # the progress line
 
 
+def test_progress_gives_the_elo_of_complete_pairs_only() -> None:
+    """No running Elo before a whole pair is played, then how many pairs it is from.
+
+    Before (issue 90.9): the first game's line read "Elo +0.0 +/- inf".
+    """
+    code, summary, err = run_match(
+        "--engine", stub(name="left"), "--engine", stub(name="right"),
+        "--depth", "1", "--rounds", "2", "--concurrency", "1", "--maxmoves", "20",
+        "--openings", str(OPENINGS),
+    )  # fmt: skip
+    assert code == 0 and summary["pairs"] == 2, err
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in lines] == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    assert "Elo" not in lines[0] and "inf" not in lines[0], lines[0]
+    for line, pairs in zip(lines[1:], ("1 pair", "1 pair", "2 pairs")):
+        assert f" after {pairs} | game " in line and " Elo " in line, line
+
+
 @needs_stockfish
 def test_stockfish_vs_stockfish(tmp_path: Path) -> None:
     pgn = tmp_path / "sf.pgn"

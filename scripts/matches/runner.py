@@ -24,7 +24,7 @@ from .config import Config
 from .engines import INTERRUPT_QUIT_TIMEOUT_S, QUIT_TIMEOUT_S, EngineProcess, start_first_engines
 from .errors import MatchError, MatchInterruptedError
 from .games import GameJob, GameRecord, play_game
-from .tally import Tally, fmt_error
+from .tally import Tally, progress_elo
 
 # Signals that stop the match with a summary of the games played.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -125,13 +125,14 @@ class Match:
 
     def print_progress(self, rec: GameRecord) -> None:
         t = self.tally
-        est = self.elo_estimate()
         line = (
             f"[{t.games}/{self.cfg.games}] {self.names[0]} vs {self.names[1]}: "
             f"+{t.wins} ={t.draws} -{t.losses} "
-            f"({100.0 * (t.wins + 0.5 * t.draws) / t.games:.1f}%) "
-            f"Elo {est.elo:+.1f} +/- {fmt_error(est.error)}"
+            f"({100.0 * (t.wins + 0.5 * t.draws) / t.games:.1f}%)"
         )
+        running_elo = progress_elo(t)
+        if running_elo is not None:
+            line += " " + running_elo
         if self.cfg.sprt:
             lower, upper = elo.sprt_bounds(self.cfg.alpha, self.cfg.beta)
             line += f" LLR {self.llr():.2f} ({lower:.2f}, {upper:.2f})"
@@ -144,12 +145,6 @@ class Match:
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-
-    def elo_estimate(self) -> elo.EloEstimate:
-        t = self.tally
-        if t.pairs:
-            return elo.pentanomial_elo(t.pentanomial)
-        return elo.trinomial_elo(t.wins, t.draws, t.losses)
 
     async def worker(self, engines: list[EngineProcess]) -> None:
         try:

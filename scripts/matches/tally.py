@@ -2,7 +2,8 @@
 
 Responsible for counting finished games from the first engine's point of view (W/D/L,
 pentanomial pair counts, identical pairs, game ends, faults per engine) and for the
-summary built from those counts: the dictionary written as JSON and its text form.
+summary built from those counts: the dictionary written as JSON and its text form,
+and the running Elo of the progress line.
 All strength numbers come from ``elo``; this module must not compute statistics of
 its own, play games or print.
 """
@@ -81,6 +82,21 @@ class Tally:
 def fmt_error(error: float) -> str:
     """An Elo error bar for display ("inf" when the interval is unbounded)."""
     return f"{error:.1f}" if math.isfinite(error) else "inf"
+
+
+def progress_elo(tally: Tally) -> Optional[str]:
+    """The running Elo for the progress line, from the complete pairs and saying how
+    many ("Elo +12.3 +/- 45.6 after 3 pairs"); None before the first pair is complete.
+
+    A pair (two colour-swapped games on one opening) is the match's unit: one game
+    alone gives an Elo of +/-inf or 0 and an unbounded interval that looks like a
+    result, and the games of an unfinished pair are not in the pentanomial estimate.
+    """
+    if not tally.pairs:
+        return None
+    estimate = elo.pentanomial_elo(tally.pentanomial)
+    pairs = f"{tally.pairs} pair{'s' if tally.pairs != 1 else ''}"
+    return f"Elo {estimate.elo:+.1f} +/- {fmt_error(estimate.error)} after {pairs}"
 
 
 class MatchState(Protocol):
