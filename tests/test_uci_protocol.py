@@ -633,3 +633,27 @@ def test_oversized_and_binary_input(engine: Engine) -> None:
     engine.expect("info string", timeout=5)
     engine.send("isready")
     engine.expect("readyok", timeout=PROMPT_S)
+
+
+@pytest.mark.parametrize(
+    ("go", "reported"),
+    [
+        ("go depth abc", "depth abc"),
+        ("go mate -3", "mate -3"),
+        ("go nodes -5", "nodes -5"),
+        ("go movetime x", "movetime x"),
+        ("go depth 0", "depth 0"),
+        ("go dpeth 5", "dpeth 5"),
+    ],
+)
+def test_malformed_limit_still_ends_in_one_bestmove(engine: Engine, go: str, reported: str) -> None:
+    """a bad or impossible limit is one info string; the go then ends by itself (no
+    stop is sent), with a default bound instead of searching until stop."""
+    engine.send("position startpos")
+    lines, best, _ = engine.search(go, timeout=60)
+    notes = [line for line in lines if line.startswith("info string")]
+    assert len(notes) == 1 and reported in notes[0], notes
+    assert legal_in(chess.STARTING_FEN, bestmove_of(best))
+    engine.send("isready")
+    _, _, after = engine.expect("readyok", timeout=PROMPT_S)
+    assert not [line for line in after if line.startswith("bestmove")], after

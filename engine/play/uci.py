@@ -418,8 +418,9 @@ class UciSession:
 
     def _go(self, controller: Controller, command: Command) -> None:
         limits, warnings = parse_go(command.args)
-        for warning in warnings:
-            self.info_string(warning)
+        if warnings:
+            # One line per go: a GUI log shows what was wrong with it at a glance.
+            self.info_string("go: " + "; ".join(warnings))
         if limits.perft is not None:
             controller.perft(limits.perft)
         else:
