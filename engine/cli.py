@@ -115,14 +115,17 @@ def _add_evaluation(parser: argparse.ArgumentParser) -> None:
         "--eval-file",
         default="",
         metavar="FILE",
-        help="the network for --nnue (default: the shipped one; UCI: EvalFile)",
+        help="the network for --nnue (default: the shipped one; UCI: EvalFile); "
+        "checked with --no-nnue too",
     )
 
 
 def _network(args: argparse.Namespace, errors: Callable[[str], None]) -> tuple[bool, Optional[str]]:
     """(usable, the network file or None for the hand-written evaluation); a file that
-    cannot be a network is one error line, before any work."""
-    if not args.nnue:
+    cannot be a network is one error line, before any work. A named file is checked
+    with ``--no-nnue`` too, which then leaves it unused: a typo must not pass unseen
+    until the flag is dropped."""
+    if not args.nnue and not args.eval_file:
         return True, None
     from engine.core.nnue import NetworkError, load, network_file
 
@@ -132,7 +135,7 @@ def _network(args: argparse.Namespace, errors: Callable[[str], None]) -> tuple[b
     except NetworkError as exc:
         errors(f"--eval-file: {exc}")
         return False, None
-    return True, path
+    return True, path if args.nnue else None
 
 
 def _limit(args: argparse.Namespace) -> chess.engine.Limit:

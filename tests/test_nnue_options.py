@@ -198,6 +198,22 @@ def test_command_line_chooses_the_evaluation(
         assert bad.stderr == f"cutoff {command}: --eval-file: {why}\n"
 
 
+@pytest.mark.parametrize("command", ["analyse", "annotate", "bench"])
+def test_a_named_network_is_checked_with_no_nnue_too(tmp_path: Path, command: str) -> None:
+    """One rule for ``--eval-file``: a named file is checked, also beside ``--no-nnue``
+    (which then leaves it unused): one line and exit status 2, before any work."""
+    (tmp_path / "p.epd").write_text(FEN + "\n")
+    (tmp_path / "g.pgn").write_text("1. e4 e5 *\n")
+    args = {"analyse": ("p.epd",), "annotate": ("g.pgn",), "bench": ()}[command]
+    bad = cutoff(
+        tmp_path, command, *args, "--depth", "1", "--no-nnue", "--eval-file", "missing.nnue"
+    )
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    why = "missing.nnue: cannot read: No such file or directory"
+    assert bad.stderr == f"cutoff {command}: --eval-file: {why}\n"
+    assert bad.stdout == ""
+
+
 def test_the_shipped_network_loads_by_default(tmp_path: Path) -> None:
     """``Use NNUE`` alone: the package's own network, read without a word; its score of
     a position and of the colour-flipped mirror are the same."""
