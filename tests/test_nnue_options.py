@@ -151,6 +151,18 @@ def test_bad_network_files_fall_back(tmp_path: Path) -> None:
         engine.close()
 
 
+def test_a_bad_network_is_reported_with_use_nnue_off(tmp_path: Path) -> None:
+    """EvalFile is checked when it is set, also while Use NNUE is off: one info string,
+    and the search goes on with the hand-written evaluation."""
+    missing = tmp_path / "missing.nnue"
+    engine, seen = start(tmp_path, ("Use NNUE", "false"), ("EvalFile", str(missing)))
+    notes = [line for line in seen if line.startswith("info string")]
+    assert len(notes) == 1 and "missing.nnue: cannot read" in notes[0], seen
+    assert "Searching with: the hand-written evaluation" in eval_lines(engine)[-1]
+    legal_bestmove(engine, "go depth 2")
+    engine.close()
+
+
 def test_analyser_chooses_the_evaluation(
     tmp_path: Path, network: tuple[Path, nnue.Network]
 ) -> None:

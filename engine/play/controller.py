@@ -266,6 +266,8 @@ class Controller:
             self.tablebases.probe_limit = value
         elif spec.name in (USE_NNUE, EVAL_FILE):
             self._load_network()
+            if spec.name == EVAL_FILE and not self.options.get_bool(USE_NNUE):
+                self._check_network_file()
 
     def evaluation_lines(self) -> list[str]:
         """``eval``: the hand-written evaluation's terms, the network's score when one
@@ -310,6 +312,15 @@ class Controller:
             else:
                 self.network_path = str(path)
         self.searcher.use_network(self._network)
+
+    def _check_network_file(self) -> None:
+        """EvalFile named while Use NNUE is off: read it anyway, so that a file that
+        cannot be a network is reported when it is named (as ``--eval-file`` is beside
+        ``--no-nnue``), not only once Use NNUE is turned on."""
+        try:
+            load_network(network_file(self.options.get_str(EVAL_FILE)))
+        except NetworkError as exc:
+            self.info_string(f"EvalFile: {exc}; Use NNUE is off: the hand-written evaluation")
 
     def _evaluate_with(self, weakened: bool) -> None:
         """The network for full-strength searches, the hand-written evaluation for
