@@ -182,6 +182,21 @@ def test_idle_commands_are_silent(engine: Engine) -> None:
     assert seen == ["readyok"]
 
 
+@pytest.mark.parametrize("go", ["go infinite", "go depth 2", "go wtime 0 btime 1000"])
+def test_debug_output_is_readable(engine: Engine, go: str) -> None:
+    """debug's time budget line shows words and numbers, never Python's None/True/False."""
+    engine.send("debug on")
+    engine.send("position startpos")
+    engine.send(go)
+    _, line, _ = engine.expect("info string time budget", timeout=PROMPT_S)
+    if go == "go infinite":
+        engine.send("stop")
+    engine.expect("bestmove", timeout=PROMPT_S)
+    assert not re.search(r"\b(None|True|False)\b", line), line
+    assert re.fullmatch(r"info string time budget soft (none|\d+ ms) hard (none|\d+ ms)"
+                        r" panic (yes|no) max depth \d+ overhead \d+ ms", line), line  # fmt: skip
+
+
 def test_whitespace_and_crlf(engine: Engine) -> None:
     """tabs, extra spaces and CRLF work."""
     engine.send(b"  \t position \t startpos   moves  e2e4\r")
@@ -260,7 +275,7 @@ def test_setoption_forms(engine: Engine) -> None:
     engine.send("position startpos")
     lines, _, _ = engine.search("go movetime 1000")
     budget = [line for line in lines if "time budget" in line]
-    assert budget and "hard 880.0" in budget[0], budget
+    assert budget and "hard 880 ms" in budget[0], budget
     engine.send("debug off")
     engine.send("setoption name Hash value many")
     _, line, _ = engine.expect("info string", timeout=PROMPT_S)

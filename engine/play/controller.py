@@ -126,6 +126,11 @@ class _Job:
     """Began as a ponder or infinite search: the GUI's clock did not run from ``go``."""
 
 
+def _ms(value: Optional[float]) -> str:
+    """A budget's milliseconds for the debug line; ``none`` when there is no limit."""
+    return "none" if value is None else f"{value:.0f} ms"
+
+
 class Controller:
     """Position, TT, searcher and the worker thread behind a UCI session."""
 
@@ -439,8 +444,9 @@ class Controller:
                                         job.weakness.nodes)  # fmt: skip
         if self._debug():
             self.info_string(
-                f"time budget soft {budget.soft_ms} ms hard {budget.hard_ms} ms"
-                f" panic {budget.panic} max depth {params.max_depth} overhead {overhead} ms"
+                f"time budget soft {_ms(budget.soft_ms)} hard {_ms(budget.hard_ms)}"
+                f" panic {'yes' if budget.panic else 'no'} max depth {params.max_depth}"
+                f" overhead {overhead} ms"
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
             self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF, self.network_path)
