@@ -50,6 +50,7 @@ The package root and the compiled build (``engine``, ``engine.compiled``):
 - ``analysis.api``       the Python API: Analyser, results as python-chess InfoDicts.
 - ``analysis.batch``     batch analysis: one record per position, JSON/CSV/table writers.
 - ``analysis.inputs``    positions from FENs, EPD and PGN files, stdin.
+- ``analysis.outputs``   output files checked against the inputs: no tool overwrites what it reads.
 - ``analysis.parallel``  the execution layer: here, local processes, or Dask.
 - ``analysis.plots``     matplotlib, optional and headless: the rule annotate and stats share.
 - ``analysis.stats``     cutoff stats: what alpha-beta saves, measured.

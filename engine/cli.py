@@ -8,7 +8,8 @@ position finishes, with a progress bar on stderr when stderr is a terminal;
 (engine.analysis.api) and writes it annotated (engine.analysis.annotate); ``bench`` runs
 engine.play.bench; ``compile`` runs engine.compiled. Bad input is reported on stderr,
 one line each, with its file and line or game, and the rest goes on; output paths
-are checked before any work starts. Exit status: 0 all done, 1 some input or
+are checked before any work starts (an output that is one of the inputs, even through
+a link, is refused: engine.analysis.outputs). Exit status: 0 all done, 1 some input or
 position failed (or there was none), 2 bad command line or output path, 130
 interrupted, 143 terminated (what was finished is written either way; a second
 Ctrl-C or SIGTERM ends the process at once). This module is imported only when
@@ -481,7 +482,8 @@ def _analyse(args: argparse.Namespace) -> int:
         done_indexes,
         failed_records,
     )
-    from engine.analysis.inputs import parse_move_range, read_positions
+    from engine.analysis.inputs import input_files, parse_move_range, read_positions
+    from engine.analysis.outputs import overwrite_problem
     from engine.analysis.parallel import (
         SchedulerLostError,
         SchedulerUnavailableError,
@@ -499,8 +501,10 @@ def _analyse(args: argparse.Namespace) -> int:
     except ValueError as exc:
         errors(f"--moves: {exc}")
         return EXIT_USAGE
-    problem = (_writable(args.output) if args.output is not None else None) or _enough_memory(
-        args.jobs if args.scheduler is None else 1, args.hash
+    problem = (
+        overwrite_problem([("-o", args.output)], input_files(args.positions))
+        or (_writable(args.output) if args.output is not None else None)
+        or _enough_memory(args.jobs if args.scheduler is None else 1, args.hash)
     )
     if problem:
         errors(problem)
@@ -608,6 +612,7 @@ def _annotate(args: argparse.Namespace) -> int:
     from engine.analysis.annotate import annotate_game, game_report, plot_evaluation
     from engine.analysis.api import Analyser
     from engine.analysis.inputs import stopped_at
+    from engine.analysis.outputs import overwrite_problem
     from engine.analysis.plots import PlotUnavailableError
 
     errors = _Errors("cutoff annotate")
@@ -620,7 +625,12 @@ def _annotate(args: argparse.Namespace) -> int:
     if not args.pgn.is_file():
         errors(f"{args.pgn}: {'not a file' if args.pgn.exists() else 'no such file'}")
         return EXIT_USAGE
-    for path in (args.output, args.plot, args.json):
+    outputs = [("-o", args.output), ("--plot", args.plot), ("--json", args.json)]
+    problem = overwrite_problem(outputs, [args.pgn])
+    if problem:
+        errors(problem)
+        return EXIT_USAGE
+    for _, path in outputs:
         problem = _writable(path) if path is not None else None
         if problem:
             errors(problem)

@@ -382,24 +382,14 @@ def _file(
             on_error(f"{name}: no positions")
 
 
-def read_positions(
-    words: list[str], on_error: ErrorReport, moves: Optional[MoveRange] = None
-) -> Iterator[PositionTask]:
-    """The positions named by ``words`` (see the module docstring), in order.
-
-    No words means the start position. ``moves`` restricts PGN games to a range of
-    full-move numbers.
-    """
-    counter = _Counter()
+def _arguments(words: list[str]) -> Iterator[tuple[str, str]]:
+    """``words`` cut into arguments, in order: ``("position", TEXT)`` for a FEN or
+    ``startpos`` (with its moves), ``("file", NAME)`` for a file or ``-``, and
+    ``("unknown", WORD)`` for anything else."""
     tokens = [token for word in words for token in (word.split() or [word])]
-    if not tokens:
-        yield _task(counter.next(), "startpos", chess.Board(), {})
-        return
-    argument = 0
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        argument += 1
         if token.lower() in ("startpos", "fen") or _FEN_BOARD.match(token):
             end = i + 1
             if token.lower() != "startpos":
@@ -416,17 +406,39 @@ def read_positions(
                 end += 1
                 while end < len(tokens) and _UCI_MOVE.match(tokens[end]):
                     end += 1
-            text = " ".join(tokens[i:end])
+            yield "position", " ".join(tokens[i:end])
             i = end
+        else:
+            i += 1
+            yield ("file" if token == "-" or Path(token).exists() else "unknown"), token
+
+
+def input_files(words: list[str]) -> list[str]:
+    """The files (``-``: stdin) that ``read_positions(words, ...)`` reads."""
+    return [text for kind, text in _arguments(words) if kind == "file"]
+
+
+def read_positions(
+    words: list[str], on_error: ErrorReport, moves: Optional[MoveRange] = None
+) -> Iterator[PositionTask]:
+    """The positions named by ``words`` (see the module docstring), in order.
+
+    No words means the start position. ``moves`` restricts PGN games to a range of
+    full-move numbers.
+    """
+    counter = _Counter()
+    if not words:
+        yield _task(counter.next(), "startpos", chess.Board(), {})
+        return
+    for argument, (kind, text) in enumerate(_arguments(words), 1):
+        if kind == "position":
             try:
                 board, ops = _parse_line(text)
             except (ValueError, IndexError) as exc:
                 yield _bad(counter.next(), f"argument {argument}", text, str(exc))
                 continue
             yield _task(counter.next(), f"argument {argument}", board, ops)
-        elif token == "-" or Path(token).exists():
-            i += 1
-            yield from _file(token, counter, on_error, moves)
+        elif kind == "file":
+            yield from _file(text, counter, on_error, moves)
         else:
-            i += 1
-            on_error(f"argument {argument}: '{token}' is not a FEN, a file or 'startpos'")
+            on_error(f"argument {argument}: '{text}' is not a FEN, a file or 'startpos'")

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from engine.analysis.outputs import overwrite_problem
+
 from . import elo, match
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
@@ -206,6 +208,17 @@ def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> None:
         plot_ladder(summary, plot)
 
 
+def _openings(passthrough: Sequence[str]) -> list[str]:
+    """The openings files named in the options passed to every match."""
+    files = []
+    for index, option in enumerate(passthrough):
+        if option == "--openings" and index + 1 < len(passthrough):
+            files.append(passthrough[index + 1])
+        elif option.startswith("--openings="):
+            files.append(option.split("=", 1)[1])
+    return files
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Play the ladder the arguments describe; the exit status (module docstring)."""
     args, passthrough = build_parser().parse_known_args(argv)
@@ -223,6 +236,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return 1
     out = Path(args.out)
+    # Every file the ladder writes (or deletes, for a level played again), checked
+    # against the openings the matches read, before the first one is touched.
+    names = [
+        f"{level}.{ending}" for level in dict.fromkeys(args.levels) for ending in ("pgn", "json")
+    ]
+    outputs = [("--out", out / name) for name in (*names, "ladder.json", "ladder.md")]
+    problem = overwrite_problem([*outputs, ("--plot", args.plot)], _openings(passthrough))
+    if problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 1
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -14,6 +14,8 @@ from typing import Any, Optional
 
 import chess
 
+from engine.analysis.outputs import overwrite_problem
+
 from ..common import ToolParser
 from . import elo
 from .adjudication import Adjudication
@@ -160,6 +162,12 @@ def _apply_preset(args: argparse.Namespace) -> None:
 def build_config(args: argparse.Namespace) -> Config:
     """Validate the arguments and load the openings; MatchError on any bad value."""
     _apply_preset(args)
+    # Before anything is written: --pgn appends to its file, --json replaces its file.
+    problem = overwrite_problem(
+        [("--pgn", args.pgn), ("--json", args.json)], [args.openings] if args.openings else []
+    )
+    if problem:
+        raise MatchError(problem)
     if len(args.engine) != 2:
         raise MatchError(f"give exactly two --engine options (got {len(args.engine)})")
     defaults = Limits(

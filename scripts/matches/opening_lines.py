@@ -28,6 +28,8 @@ from typing import Optional
 import chess
 import chess.pgn
 
+from engine.analysis.outputs import overwrite_problem
+
 from ..common import ToolParser
 
 
@@ -104,6 +106,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.plies <= 12:
         parser.error("--plies must be 0..12")
+    problem = overwrite_problem([("-o", args.out)], [args.openings])
+    if problem:
+        parser.error(problem)
     try:
         lines = args.openings.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:

@@ -27,6 +27,7 @@ import chess
 import chess.polyglot
 
 from engine.analysis.inputs import read_games
+from engine.analysis.outputs import overwrite_problem
 
 from ..common import ToolParser
 
@@ -100,6 +101,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.plies < 1 or args.min_games < 1:
         parser.error("--plies and --min-games must be at least 1")
+    problem = overwrite_problem([("-o", args.out)], args.pgn)
+    if problem:
+        parser.error(problem)
     failures = 0
 
     def report(message: str) -> None:

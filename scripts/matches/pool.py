@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from engine.analysis.outputs import overwrite_problem
+
 from ..common import EXIT_FAILED, ToolParser
 from . import elo
 from .match_pgn import first_missing
@@ -364,6 +366,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     missing = first_missing(args.pgn)
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
+        return EXIT_FAILED
+    problem = overwrite_problem([("--plot", args.plot)], args.pgn)
+    if problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
         return EXIT_FAILED
     engine = args.engine
     if engine is None:
