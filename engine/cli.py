@@ -224,7 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     analyse.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here")
     analyse.add_argument(
-        "--resume", action="store_true", help="skip positions already in --output (JSON or CSV)"
+        "--resume",
+        action="store_true",
+        help="skip the positions already in --output (JSON or CSV, as this command wrote "
+        "it) and add the others; refused if its rows were analysed with other limits, "
+        "--multipv, evaluation or network",
+    )
+    analyse.add_argument(
+        "--resume-any-settings",
+        action="store_true",
+        help="with --resume: add to the file even if its rows were analysed with other "
+        "settings (each row records its own)",
     )
     analyse.add_argument(
         "--jobs",
@@ -477,10 +487,15 @@ def _enough_memory(jobs: int, hash_mb: int) -> Optional[str]:
 def _analyse(args: argparse.Namespace) -> int:
     from engine.analysis.batch import (
         BatchSettings,
+        ExistingOutput,
+        OutputFileError,
         Writer,
         analyse_chunk,
-        done_indexes,
+        check_overwrite,
         failed_records,
+        read_output,
+        settings_fields,
+        settings_problem,
     )
     from engine.analysis.inputs import input_files, parse_move_range, read_positions
     from engine.analysis.outputs import overwrite_problem
@@ -496,6 +511,9 @@ def _analyse(args: argparse.Namespace) -> int:
     if args.resume and (args.output is None or args.form == "table"):
         errors(f"--resume needs --output FILE with --json or --csv (see {prog} --help)")
         return EXIT_USAGE
+    if args.resume_any_settings and not args.resume:
+        errors(f"--resume-any-settings goes with --resume (see {prog} --help)")
+        return EXIT_USAGE
     try:
         moves = parse_move_range(args.moves) if args.moves else None
     except ValueError as exc:
@@ -509,14 +527,27 @@ def _analyse(args: argparse.Namespace) -> int:
     if problem:
         errors(problem)
         return EXIT_USAGE
+    # Before any work: a file that is not this command's output (or, to resume, not
+    # in this form) is never written to.
+    existing: Optional[ExistingOutput] = None
+    try:
+        if args.resume:
+            existing = read_output(args.output, args.form)
+        elif args.output is not None:
+            check_overwrite(args.output)
+    except OutputFileError as exc:
+        errors(str(exc))
+        return EXIT_USAGE
+    except OSError as exc:
+        errors(f"{args.output}: cannot read: {exc.strerror or exc}")
+        return EXIT_USAGE
     tasks = list(read_positions(args.positions, errors, moves))
     if not tasks:
         if not errors.count:
             errors("no positions to analyse")
         return EXIT_FAILED
-    done: dict[int, str] = {}
-    if args.resume:
-        done = done_indexes(args.output, args.form)
+    done = existing.done if existing is not None else {}
+    if done:
         for task in tasks:
             if task.index in done and done[task.index] != task.fen:
                 errors(
@@ -529,13 +560,22 @@ def _analyse(args: argparse.Namespace) -> int:
     if not usable:
         return EXIT_USAGE
     settings = BatchSettings(_limit(args), args.multipv, args.hash, args.threads, network)
+    recorded = settings_fields(settings)
+    if existing is not None and not args.resume_any_settings:
+        problem = settings_problem(existing, recorded)
+        if problem:
+            errors(problem)
+            return EXIT_USAGE
     try:
-        stream, close = _open_output(args.output, append=args.resume and bool(done))
+        if existing is not None:
+            existing.cut_partial_line()
+        stream, close = _open_output(args.output, append=existing is not None)
     except OSError as exc:
         errors(f"{args.output}: cannot write: {exc.strerror or exc}")
         return EXIT_USAGE
     bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
-    writer = Writer(stream, args.form, header=bool(tasks) and not (args.resume and done))
+    header = bool(tasks) and (existing is None or existing.whole == 0)
+    writer = Writer(stream, args.form, header=header, settings=recorded)
 
     def write(record: dict[str, Any]) -> None:
         with _beside(bar if stream is sys.stdout else None):

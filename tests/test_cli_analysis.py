@@ -192,6 +192,115 @@ def test_resume_after_a_killed_run(tmp_path: Path, form: str) -> None:
     assert done.returncode == 2 and "input changed" in done.stderr
 
 
+def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    """The one line a refused run wrote on stderr (exit status 2), with ``words`` in it."""
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("cutoff analyse: ") and all(word in line for word in words), line
+    return line
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "args"),
+    [
+        # Another form of our own output: JSON Lines resumed as CSV, and back.
+        ("keep.jsonl", "JSON", ("--csv", "--resume")),
+        ("keep.csv", "CSV", ("--json", "--resume")),
+        # Another program's files, with and without an end of line, resumed or not.
+        ("notes.txt", "my notes\nsecond line\n", ("--json", "--resume")),
+        ("notes.txt", "my notes", ("--json", "--resume")),
+        ("notes.txt", "my notes\n", ("--csv", "--resume")),
+        ("notes.txt", "index,source,fen\n1,x,y\n", ("--csv", "--resume")),
+        ("notes.txt", "my notes\n", ("--json",)),
+        ("notes.txt", "my notes\n", ("--csv",)),
+    ],
+)
+def test_output_that_is_not_ours_is_never_written(
+    tmp_path: Path, name: str, content: str, args: tuple[str, ...]
+) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    out = tmp_path / name
+    if content in ("JSON", "CSV"):
+        made = run(
+            tmp_path, "analyse", str(epd), "--depth", "3", f"--{content.lower()}", "-o", name
+        )
+        assert made.returncode == 0, made.stderr
+    else:
+        out.write_text(content)
+    before = out.read_bytes()
+    done = run(tmp_path, "analyse", str(epd), "--depth", "2", "-o", name, *args)
+    _one_line(done, name)
+    if content in ("JSON", "CSV"):
+        assert f"resume with --{content.lower()}" in done.stderr
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("form", ["json", "csv"])
+def test_resume_refuses_rows_of_other_settings(tmp_path: Path, form: str) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    first = tmp_path / "first.epd"
+    first.write_text("".join(EPD.splitlines(keepends=True)[:2]))
+    out = tmp_path / f"out.{form}"
+    made = run(tmp_path, "analyse", str(first), "--depth", "3", f"--{form}", "-o", out.name)
+    assert made.returncode == 0, made.stderr
+    before = out.read_bytes()
+    for other, said in [
+        (("--depth", "2"), ("--depth 3", "--depth 2")),
+        ((), ("--depth 3", "--depth 8")),  # the default depth
+        (("--depth", "3", "--no-nnue"), ("--nnue", "--no-nnue")),
+        (("--depth", "3", "--multipv", "2"), ("--multipv 1", "--multipv 2")),
+        (("--depth", "3", "--nodes", "500"), ("no --nodes", "--nodes 500")),
+    ]:
+        done = run(tmp_path, "analyse", str(epd), *other, f"--{form}", "-o", out.name, "--resume")
+        _one_line(done, f"{out.name}:", *said, "--resume-any-settings")
+        assert out.read_bytes() == before
+    # The same settings add the rest; each row says what analysed it.
+    done = run(
+        tmp_path, "analyse", str(epd), "--depth", "3", f"--{form}", "-o", out.name, "--resume"
+    )
+    assert done.returncode == 0, done.stderr
+    # Asked for, rows of other settings are added, and say so.
+    more = tmp_path / "more.epd"
+    more.write_text(EPD + KIWIPETE + "\n")
+    done = run(
+        tmp_path, "analyse", str(more), "--depth", "2", "--no-nnue", f"--{form}", "-o", out.name,
+        "--resume", "--resume-any-settings",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    if form == "json":
+        rows = [(r["index"], r["settings"]) for r in records(out.read_text())]
+        depths = [(index, s["depth"], s["evaluation"]) for index, s in rows]  # type: ignore[index]
+        network = [s["network_sha256"] for _, s in rows]  # type: ignore[index]
+    else:
+        table = list(csv.DictReader(out.open(newline="")))
+        depths = [
+            (int(r["index"]), int(r["settings_depth"]), r["settings_evaluation"]) for r in table
+        ]
+        network = [r["settings_network_sha256"] or None for r in table]
+    assert depths == [(i, 3, "network") for i in range(1, 7)] + [(7, 2, "hand-written")]
+    assert len(network[0] or "") == 16 and len(set(network[:6])) == 1 and network[6] is None
+
+
+def test_resume_refuses_rows_that_record_no_settings(tmp_path: Path) -> None:
+    """A file of an older cutoff analyse: its settings are unknown, so not assumed."""
+    out = tmp_path / "old.jsonl"
+    out.write_text(
+        json.dumps({"index": 1, "source": "argument 1", "fen": chess.STARTING_FEN}) + "\n"
+    )
+    done = run(
+        tmp_path, "analyse", "startpos", "--depth", "2", "--json", "-o", out.name, "--resume"
+    )
+    _one_line(done, "old.jsonl:1:", "do not record their settings")
+    done = run(
+        tmp_path, "analyse", "startpos", KIWIPETE, "--depth", "2", "--json", "-o", out.name,
+        "--resume", "--resume-any-settings",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [r["index"] for r in records(out.read_text())] == [1, 2]
+
+
 def test_ctrl_c_leaves_a_valid_file(tmp_path: Path) -> None:
     epd = tmp_path / "suite.epd"
     epd.write_text(EPD * 3)

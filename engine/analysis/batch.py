@@ -9,16 +9,25 @@ record per position: a plain dict with the position (``fen``; with ``start_fen``
 from White's and from the side to move's view, and the PV in UCI and SAN.
 
 The writers turn records into JSON Lines, CSV or a readable table, one flushed
-line per record, so an interrupted run leaves a valid file; ``done_indexes``
-reads such a file back for ``--resume``. This module must not parse command
-lines (engine.cli does) nor search itself (engine.analysis.api does).
+line per record, so an interrupted run leaves a valid file. In JSON and CSV every
+record also says what analysed it (``settings_fields``: the limits, ``--multipv``,
+the evaluation and the network file with its digest; a ``settings`` object in JSON,
+``settings_*`` columns in CSV, so any CSV reader takes them as plain columns).
+``read_output`` reads such a file back for ``--resume`` and refuses, with one line,
+a file that is not one it wrote (nothing is written to it until it has been read
+whole); ``settings_problem`` finds rows written with other settings. This module
+must not parse command lines (engine.cli does) nor search itself
+(engine.analysis.api does).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -43,6 +52,43 @@ class BatchSettings:
     """Lazy SMP processes per position (engine.play.smp), in every worker."""
     network: Optional[str] = None
     """The network file evaluating (engine.core.nnue); None: the hand-written evaluation."""
+
+
+SETTINGS_KEYS = (
+    "depth",
+    "nodes",
+    "movetime",
+    "mate",
+    "multipv",
+    "evaluation",
+    "network",
+    "network_sha256",
+)
+"""What a record says of how it was analysed: the search limits (None: not set;
+``movetime`` in ms), the lines asked for, ``evaluation`` ("network" or
+"hand-written"), the network file and the first 16 hex digits of its SHA-256."""
+COMPARED_KEYS = tuple(key for key in SETTINGS_KEYS if key != "network")
+"""The settings a resumed run must share: the network by its content (its digest),
+so that the same network found under another path (a new checkout) still matches."""
+
+
+def settings_fields(settings: BatchSettings) -> Record:
+    """The ``settings`` of every record of a batch (see ``SETTINGS_KEYS``)."""
+    limit = settings.limit
+    digest = None
+    if settings.network is not None:
+        with open(settings.network, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()[:16]
+    return {
+        "depth": limit.depth,
+        "nodes": limit.nodes,
+        "movetime": round(limit.time * 1000) if limit.time is not None else None,
+        "mate": limit.mate,
+        "multipv": settings.multipv,
+        "evaluation": "network" if settings.network is not None else "hand-written",
+        "network": settings.network,
+        "network_sha256": digest,
+    }
 
 
 def score_fields(score: chess.engine.PovScore, turn: chess.Color) -> tuple[Record, Record]:
@@ -167,26 +213,34 @@ CSV_FIELDS = (
     "pv",
     "pv_san",
     "error",
+    *(f"settings_{key}" for key in SETTINGS_KEYS),
 )
 
 
-class Writer:
-    """Records to a text stream in one format, one flushed line (or row) each."""
+TABLE_HEADER = f"{'#':>5}  {'position':<28} {'depth':>5} {'score':>7}  {'best':<8} pv"
+"""How a table written by ``Writer`` starts (what recognises one)."""
 
-    def __init__(self, stream: TextIO, form: str, header: bool = True) -> None:
+
+class Writer:
+    """Records to a text stream in one format, one flushed line (or row) each; in JSON
+    and CSV each record with ``settings`` (``settings_fields``), when given."""
+
+    def __init__(
+        self, stream: TextIO, form: str, header: bool = True, settings: Optional[Record] = None
+    ) -> None:
         self._stream = stream
         self._form = form
+        self._settings = settings
         self._csv = csv.writer(stream) if form == "csv" else None
         if header and form == "csv" and self._csv is not None:
             self._csv.writerow(CSV_FIELDS)
         elif header and form == "table":
-            stream.write(
-                f"{'#':>5}  {'position':<28} {'depth':>5} {'score':>7}  "
-                f"{'best':<8} pv (score from White's view)\n"
-            )
+            stream.write(f"{TABLE_HEADER} (score from White's view)\n")
         stream.flush()
 
     def write(self, record: Record) -> None:
+        if self._settings is not None and self._form != "table":
+            record = {**record, "settings": self._settings}
         if self._form == "json":
             self._stream.write(json.dumps(record, separators=(",", ":")) + "\n")
         elif self._form == "csv":
@@ -219,8 +273,14 @@ def _csv_row(record: Record, line: Record) -> list[object]:
         "bestmove": (line.get("pv") or [""])[0],
         "pv": " ".join(line.get("pv", [])),
         "pv_san": line.get("pv_san", ""),
+        **{f"settings_{key}": _text(value) for key, value in record.get("settings", {}).items()},
     }
-    return [values[name] for name in CSV_FIELDS]
+    return [values.get(name, "") for name in CSV_FIELDS]
+
+
+def _text(value: object) -> str:
+    """A value as a CSV cell (and as settings are compared): None is empty."""
+    return "" if value is None else str(value)
 
 
 def _table_rows(record: Record) -> str:
@@ -239,31 +299,198 @@ def _table_rows(record: Record) -> str:
     return "".join(rows)
 
 
-def done_indexes(path: Path, form: str) -> dict[int, str]:
-    """``{index: fen}`` of the records already in an output file, for ``--resume``.
+FORM_NAMES = {"json": "JSON Lines", "csv": "CSV", "table": "a table"}
 
-    A last line cut short (the run was killed while writing it) is removed from
-    the file, so that appending goes on from a whole line.
-    """
+
+class OutputFileError(ValueError):
+    """An existing output file that a run must not write to, said in one line."""
+
+
+@dataclass
+class ExistingOutput:
+    """What an output file holds already, read for ``--resume``."""
+
+    path: Path
+    done: dict[int, str] = field(default_factory=dict)
+    """``{index: fen}`` of the records in it."""
+    settings: dict[tuple[str, ...], tuple[int, Optional[Record]]] = field(default_factory=dict)
+    """Each set of settings found (compared fields as text; ``()`` for rows that record
+    none: an older Cutoff's), with the first line that has it and the settings."""
+    whole: int = 0
+    """Bytes up to the end of its last whole line: where appending goes on."""
+    size: int = 0
+
+    def cut_partial_line(self) -> None:
+        """Remove a last line cut short (a run killed while writing it), so that
+        appending goes on from a whole line."""
+        if self.size > self.whole:
+            os.truncate(self.path, self.whole)
+            self.size = self.whole
+
+
+def form_of_first_line(line: str) -> Optional[str]:
+    """Which of ``Writer``'s forms a file starting with ``line`` is in ("json", "csv",
+    "table"; "csv-columns" for a CSV header of another version), or None if none."""
+    if line.startswith(TABLE_HEADER):
+        return "table"
+    try:
+        first = json.loads(line)
+    except ValueError:
+        first = None
+    if isinstance(first, dict) and "index" in first and "fen" in first:
+        return "json"
+    header = next(csv.reader([line]), [])
+    if header == list(CSV_FIELDS):
+        return "csv"
+    if header[:4] == ["index", "source", "id", "fen"]:
+        return "csv-columns"
+    return None
+
+
+def check_overwrite(path: Path) -> None:
+    """``OutputFileError`` unless writing ``path`` afresh loses nothing but an earlier
+    output of ``Writer`` (any form): a file of anything else is never overwritten."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return  # new, empty, or not a file (/dev/null, a pipe)
+    with path.open("rb") as handle:
+        first = handle.readline(1 << 20).decode("utf-8", errors="replace")
+    if form_of_first_line(first.rstrip("\r\n")) is None:
+        raise OutputFileError(
+            f"{path}: exists and is not cutoff analyse's output; not overwriting it "
+            "(remove it or choose another file)"
+        )
+
+
+def read_output(path: Path, form: str) -> ExistingOutput:
+    """What ``path``, an earlier output of ``Writer`` in ``form``, holds; nothing for a
+    missing or empty file. ``OutputFileError`` if it is not one (another form,
+    another program's file, another version's CSV columns): ``--resume`` must then
+    leave it alone. The file is only read."""
+    existing = ExistingOutput(path)
     if not path.exists():
-        return {}
+        return existing
     data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = data[: data.rfind(b"\n") + 1]
-        path.write_bytes(data)
-    text = data.decode("utf-8", errors="replace")
-    done: dict[int, str] = {}
+    existing.size = len(data)
+    existing.whole = data.rfind(b"\n") + 1
+    text = data[: existing.whole].decode("utf-8", errors="replace")
+    tail = data[existing.whole :]
+    first = text.split("\n", 1)[0].rstrip("\r") if text else ""
+    found = form_of_first_line(first) if text else form
+    if found != form:
+        if found in FORM_NAMES:
+            hint = f" (resume with --{found})" if found != "table" else ""
+            raise OutputFileError(
+                f"{path}: holds {FORM_NAMES[found]} from cutoff analyse, not "
+                f"{FORM_NAMES[form]}{hint}; not adding to it"
+            )
+        if found == "csv-columns":
+            raise OutputFileError(
+                f"{path}: its CSV columns are not this version's (an older cutoff analyse); "
+                "not adding to it: write to a new file"
+            )
+        raise _not_ours(path, 1, form)
     if form == "json":
-        for line in text.splitlines():
-            try:
-                record = json.loads(line)
-                done[int(record["index"])] = str(record["fen"])
-            except (ValueError, KeyError, TypeError):
-                continue
-    elif form == "csv":
-        for row in csv.DictReader(text.splitlines()):
-            try:
-                done[int(row["index"])] = row["fen"]
-            except (ValueError, KeyError, TypeError):
-                continue
-    return done
+        _read_json(existing, text)
+    else:
+        _read_csv(existing, text)
+    if tail and not _may_be_cut_short(tail, form, bool(text)):
+        raise _not_ours(path, text.count("\n") + 1, form)
+    return existing
+
+
+def _may_be_cut_short(tail: bytes, form: str, after_lines: bool) -> bool:
+    """Whether ``tail``, a last line without its end, is how a line of ``form``
+    starts (a run killed while writing it) rather than another program's text."""
+    if form == "json":
+        return tail.startswith(b'{"index"')
+    if not after_lines:  # the header itself was cut short
+        return tail.startswith(b"index,") and ",".join(CSV_FIELDS).encode().startswith(tail)
+    return tail[:1].isdigit()
+
+
+def _not_ours(path: Path, line: int, form: str) -> OutputFileError:
+    return OutputFileError(
+        f"{path}:{line}: not cutoff analyse's {FORM_NAMES[form]}; not adding to it"
+    )
+
+
+def _note(existing: ExistingOutput, line: int, settings: Optional[Record]) -> None:
+    key = () if settings is None else tuple(_text(settings.get(k)) for k in COMPARED_KEYS)
+    existing.settings.setdefault(key, (line, settings))
+
+
+def _read_json(existing: ExistingOutput, text: str) -> None:
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            record = json.loads(line)
+            index, fen = int(record["index"]), str(record["fen"])
+        except (ValueError, KeyError, TypeError):
+            raise _not_ours(existing.path, number, "json") from None
+        settings = record.get("settings")
+        if not isinstance(settings, dict):
+            settings = None
+        existing.done[index] = fen
+        _note(existing, number, settings)
+
+
+def _read_csv(existing: ExistingOutput, text: str) -> None:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    next(reader, None)  # the header, checked already
+    width = len(CSV_FIELDS)
+    for row in reader:
+        if len(row) != width:
+            raise _not_ours(existing.path, reader.line_num, "csv")
+        values = dict(zip(CSV_FIELDS, row))
+        try:
+            index = int(values["index"])
+        except ValueError:
+            raise _not_ours(existing.path, reader.line_num, "csv") from None
+        existing.done[index] = values["fen"]
+        settings = {key: values[f"settings_{key}"] for key in SETTINGS_KEYS}
+        _note(existing, reader.line_num, settings)
+
+
+_OPTIONS = {
+    "depth": "--depth",
+    "nodes": "--nodes",
+    "movetime": "--movetime",
+    "mate": "--mate",
+    "multipv": "--multipv",
+}
+
+
+def _describe(settings: Record, keys: list[str]) -> str:
+    """The settings ``keys`` of ``settings`` as the options that give them."""
+    parts = []
+    for key in keys:
+        value = _text(settings.get(key))
+        if key in _OPTIONS:
+            parts.append(f"{_OPTIONS[key]} {value}" if value else f"no {_OPTIONS[key]}")
+        elif key == "evaluation":
+            parts.append("--no-nnue" if value == "hand-written" else "--nnue")
+        else:
+            name = _text(settings.get("network")) or "?"
+            parts.append(f"the network {name} (sha256 {value or '?'})")
+    return ", ".join(parts)
+
+
+def settings_problem(existing: ExistingOutput, current: Record) -> Optional[str]:
+    """Why the rows already in a file were not analysed as ``current`` would, as one
+    line naming the first row that differs; None when every row matches."""
+    for _, (line, settings) in sorted(existing.settings.items(), key=lambda item: item[1][0]):
+        where = f"{existing.path}:{line}"
+        if settings is None:
+            return (
+                f"{where}: the rows do not record their settings (an older cutoff analyse); "
+                "--resume-any-settings adds to them anyway"
+            )
+        differ = [k for k in COMPARED_KEYS if _text(settings.get(k)) != _text(current.get(k))]
+        if "evaluation" in differ:
+            differ = [k for k in differ if k != "network_sha256"]
+        if differ:
+            return (
+                f"{where}: written with {_describe(settings, differ)}, not "
+                f"{_describe(current, differ)} as this run; resume with the same settings, "
+                "or --resume-any-settings to mix them"
+            )
+    return None
