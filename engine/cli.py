@@ -547,6 +547,7 @@ def _analyse(args: argparse.Namespace) -> int:
             errors("no positions to analyse")
         return EXIT_FAILED
     done = existing.done if existing is not None else {}
+    total = len(tasks)
     if done:
         for task in tasks:
             if task.index in done and done[task.index] != task.fen:
@@ -569,6 +570,11 @@ def _analyse(args: argparse.Namespace) -> int:
     try:
         if existing is not None:
             existing.cut_partial_line()
+            if not tasks:
+                # Silence would look like a run that did nothing by mistake.
+                what = "the one position is" if total == 1 else f"all {total} positions are"
+                sys.stderr.write(f"{prog}: {what} already in {args.output}; nothing to do\n")
+                return EXIT_FAILED if errors.count else EXIT_OK
         stream, close = _open_output(args.output, append=existing is not None)
     except OSError as exc:
         errors(f"{args.output}: cannot write: {exc.strerror or exc}")

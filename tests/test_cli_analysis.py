@@ -131,6 +131,9 @@ def test_output_forms_and_scores_from_both_sides(tmp_path: Path) -> None:
     assert [row["multipv"] for row in rows] == ["1", "2"]
     assert rows[0]["bestmove"] == record["bestmove"]
     assert rows[0]["score_cp"] == str(score.get("cp", "")) or rows[0]["score_mate"]
+    # The win/draw/loss of every line, as in JSON (side to move's view, per mille).
+    wdl = [[int(row[f"wdl_{part}"]) for part in ("win", "draw", "loss")] for row in rows]
+    assert wdl == [line["wdl"] for line in record["lines"]]  # type: ignore[attr-defined]
 
     (single,) = records(run(tmp_path, "analyse", black_to_move, "--depth", "3", "--json").stdout)
     done = run(tmp_path, "analyse", black_to_move, "--depth", "3")
@@ -281,6 +284,21 @@ def test_resume_refuses_rows_of_other_settings(tmp_path: Path, form: str) -> Non
         network = [r["settings_network_sha256"] or None for r in table]
     assert depths == [(i, 3, "network") for i in range(1, 7)] + [(7, 2, "hand-written")]
     assert len(network[0] or "") == 16 and len(set(network[:6])) == 1 and network[6] is None
+
+
+@pytest.mark.parametrize("form", ["json", "csv"])
+def test_resume_with_nothing_left_says_so(tmp_path: Path, form: str) -> None:
+    epd = tmp_path / "suite.epd"
+    epd.write_text(EPD)
+    args = ["analyse", str(epd), "--depth", "2", f"--{form}", "-o", f"out.{form}"]
+    assert run(tmp_path, *args).returncode == 0
+    before = (tmp_path / f"out.{form}").read_bytes()
+    done = run(tmp_path, *args, "--resume")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"cutoff analyse: all 6 positions are already in out.{form}; nothing to do"
+    ]
+    assert (tmp_path / f"out.{form}").read_bytes() == before
 
 
 def test_resume_refuses_rows_that_record_no_settings(tmp_path: Path) -> None:
