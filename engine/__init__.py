@@ -2,9 +2,12 @@
 
 Architecture map, by layer (one concept per module):
 
-The package root and the compiled build (``engine``, ``engine.compiled``):
+The package root, the compiled build and child processes (``engine``, ``engine.compiled``,
+``engine.processes``):
 
 - ``compiled``           cutoff compile: the hot modules built by mypyc; the stale-build guard.
+- ``processes``          child processes (helpers, workers) started without the caller's
+                         ``__main__``.
 
 ``engine.core``: the search:
 
@@ -67,7 +70,7 @@ a cycle anywhere in the repository. ``NAME.*`` is a package and all its modules;
 bare name is that module alone. perft and scripts use the engine; the engine imports
 neither.
 
-    layer 0: engine engine.compiled
+    layer 0: engine engine.compiled engine.processes
     layer 1: engine.core.*
     layer 2: engine.play.*
     layer 3: engine.analysis.*

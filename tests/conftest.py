@@ -154,6 +154,19 @@ def child_pids(pid: int) -> list[int]:
     return children
 
 
+def named_children(pid: int, name: str = "cutoff-helper") -> list[int]:
+    """The live children of ``pid`` that engine.processes started as ``name``...
+    (Lazy SMP helpers by default: ``cutoff-helper-0``...), from /proc alone."""
+    found = []
+    for child in child_pids(pid):
+        try:
+            if name.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+        except OSError:
+            continue  # ended while we looked
+    return found
+
+
 def still_running(pids: list[int]) -> list[int]:
     """Those of ``pids`` that have not ended within a few seconds, killed now.
 

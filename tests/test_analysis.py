@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import chess.pgn
 import pytest
-from conftest import shared_file
+from conftest import child_pids, named_children, shared_file
 from uci_harness import engine_command
 
 from engine.analysis.api import Analyser, AnalyserBusyError
@@ -402,16 +402,17 @@ def test_threads_search_one_position_with_helpers_that_end_with_close() -> None:
     board = chess.Board(KIWIPETE)
     with Analyser(threads=2) as analyser:
         assert analyser.threads == 2
-        helpers = [p for p in multiprocessing.active_children() if "helper" in p.name]
-        assert len(helpers) == 1 and helpers[0].is_alive()
+        helpers = named_children(os.getpid())
+        assert len(helpers) == 1
         info = analyser.analyse(board, chess.engine.Limit(depth=5))
         assert isinstance(info, dict) and info["depth"] >= 5
         assert info["pv"][0] in board.legal_moves
         assert board.is_valid() and legal_pv_of(board, info["pv"])
         played = analyser.play(board, chess.engine.Limit(nodes=3000))
         assert played.move in list(board.legal_moves)
-    assert not helpers[0].is_alive()
-    assert not [p for p in multiprocessing.active_children() if "helper" in p.name]
+    # Ended and reaped: no longer a child at all, not even a zombie.
+    assert helpers[0] not in child_pids(os.getpid())
+    assert not named_children(os.getpid())
     # Closed, it still answers, alone and with a table of its own size.
     assert analyser.threads == 1
     again = analyser.analyse(board, chess.engine.Limit(depth=3))

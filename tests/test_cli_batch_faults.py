@@ -80,14 +80,10 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
 
 def workers(pid: int, count: int, timeout: float = 90) -> list[int]:
     """The ``count`` worker processes of ``cutoff analyse`` ``pid`` once all have started
-    (the resource tracker of multiprocessing, if any, is not one)."""
+    (started by engine.processes as ``cutoff-worker``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = [
-            child
-            for child in child_pids(pid)
-            if b"spawn_main" in _cmdline(child) or b"forkserver" in _cmdline(child)
-        ]
+        found = [child for child in child_pids(pid) if b"cutoff-worker" in _cmdline(child)]
         if len(found) >= count:
             return found
         time.sleep(0.1)

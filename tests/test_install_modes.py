@@ -70,9 +70,9 @@ def _descendants(root: int) -> list[int]:
 
 
 class _Watcher:
-    """Which processes below a process were started by multiprocessing (its
-    ``spawn_main``: helpers, pool and Dask workers), and whether each mapped the
-    build with python-chess at any moment it was seen."""
+    """Which processes below a process are helpers and workers (started by
+    engine.processes, or by multiprocessing's ``spawn_main``: Dask workers), and
+    whether each mapped the build with python-chess at any moment it was seen."""
 
     def __init__(self, root: int) -> None:
         self.root = root
@@ -85,7 +85,8 @@ class _Watcher:
         while not self._stop.is_set():
             for pid in _descendants(self.root):
                 try:
-                    if b"spawn_main" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    if b"spawn_main" not in cmdline and b"engine.processes" not in cmdline:
                         continue
                     mapped = FULL_LIBRARY in Path(f"/proc/{pid}/maps").read_text()
                 except OSError:

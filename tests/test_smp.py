@@ -19,7 +19,7 @@ from typing import Optional
 
 import chess
 import pytest
-from conftest import child_pids, process_gone
+from conftest import child_pids, named_children, process_gone
 from uci_harness import Engine, bestmove_of, field, info_lines
 
 from engine.core.limits import SearchLimits
@@ -122,14 +122,14 @@ def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
 def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> None:
     before = _segments()
     eng, _ = _engine_with_a_helper(tmp_path)
-    helpers = _helper_pids(eng.proc.pid)
+    helpers = named_children(eng.proc.pid)
     assert helpers
     eng.send("setoption name Threads value 1")
     eng.send("isready")
     eng.expect("readyok", timeout=30)
     for pid in helpers:
         assert process_gone(pid), f"helper {pid} outlived Threads 1"
-    assert not _helper_pids(eng.proc.pid)
+    assert not named_children(eng.proc.pid)
     eng.send("ucinewgame")
     eng.send("position startpos moves d2d4")
     _, best, _ = eng.search("go depth 5")
@@ -139,7 +139,7 @@ def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> N
     eng.send("setoption name Threads value 2")  # and up again, with a fresh helper
     eng.send("isready")
     eng.expect("readyok", timeout=60)
-    assert _helper_pids(eng.proc.pid)
+    assert named_children(eng.proc.pid)
     _, best, _ = eng.search("go depth 5")
     assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
     eng.send("quit")
@@ -154,7 +154,7 @@ def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     eng.send("setoption name Threads value 2")
     eng.send("isready")
     eng.expect("readyok", timeout=60)
-    helpers = _helper_pids(eng.proc.pid)
+    helpers = named_children(eng.proc.pid)
     assert helpers
     os.kill(helpers[0], signal.SIGKILL)
     time.sleep(0.3)
@@ -165,18 +165,6 @@ def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     assert any("helper" in line and "died" in line for line in seen), seen
     assert bestmove_of(best) != "(none)"
     eng.close()
-
-
-def _is_helper(pid: int) -> bool:
-    try:
-        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _helper_pids(engine_pid: int) -> list[int]:
-    """The engine's search helpers (not multiprocessing's resource tracker)."""
-    return [pid for pid in child_pids(engine_pid) if _is_helper(pid)]
 
 
 def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
@@ -330,11 +318,16 @@ def test_a_helper_result_is_not_played_when_it_must_not_be(
 
 
 def test_helpers_that_die_on_the_way_up_are_dropped_cleanly(tmp_path: Path) -> None:
-    # A script without the ``__main__`` guard: each spawned helper re-runs it and dies
-    # before it is ready (multiprocessing refuses to spawn from a bootstrapping child).
-    script = tmp_path / "unguarded.py"
+    # The helper is given the script's sys.path, where a python-chess that cannot be
+    # imported now comes first: it dies before it is ready.
+    broken = tmp_path / "broken" / "chess"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('not this one')\n")
+    script = tmp_path / "helper_dies.py"
     script.write_text(
+        "import sys\n"
         "from engine.play.smp import make_pool\n"
+        f"sys.path.insert(0, {str(broken.parent)!r})\n"
         "pool = make_pool(2, 1, print)\n"
         "print('helpers', pool.helpers)\n"
         "pool.close()\n"

@@ -9,7 +9,6 @@ without the checks, ``Threads 2`` with ``Hash 256`` died of SIGBUS mid-search.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from typing import Callable
 import chess
 import pytest
 import uci_harness
-from conftest import child_pids
+from conftest import named_children
 from uci_harness import Engine, bestmove_of
 
 from engine.play import smp
@@ -87,7 +86,7 @@ def test_no_room_to_share_means_searching_alone(monkeypatch: pytest.MonkeyPatch)
     notes: list[str] = []
     with pytest.raises(SharedMemoryFullError):
         HelperPool(2, 64, notes.append)
-    assert not multiprocessing.active_children()  # nothing was started
+    assert not named_children(os.getpid())  # nothing was started
     assert make_pool(2, 64, notes.append) is None
     assert notes == [
         "Threads: cannot start helpers (/dev/shm has 5 MB free, too little to share); "
@@ -196,14 +195,15 @@ def test_threads_two_in_a_4_mb_dev_shm_searches_alone(
 
 
 _NO_ROOM_SCRIPT = """
-import multiprocessing, os
+import os
 from engine.play import smp
 smp.shm_free_bytes = lambda path=smp.SHM_DIR: 1 << 30  # as if another took the room since
 try:
     smp.HelperPool(2, 64, print)
 except smp.SharedMemoryFullError as error:
     print("refused:", error.strerror)
-print("left:", os.listdir("/dev/shm"), multiprocessing.active_children())
+children = open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()
+print("left:", os.listdir("/dev/shm"), children)
 """
 
 
@@ -259,13 +259,6 @@ def _mapped(name: str) -> bool:
     return False
 
 
-def _is_helper(pid: int) -> bool:
-    try:
-        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize(
     ("wait_for_helper", "delay"),
     [(False, 0.05), (True, 0.0), (True, 0.3), (True, 0.7)],
@@ -282,7 +275,7 @@ def test_killed_while_helpers_start_the_engine_leaves_nothing_and_no_trace(
     eng.send("setoption name Threads value 2")
     if wait_for_helper:
         deadline = time.monotonic() + 30
-        while not any(_is_helper(pid) for pid in child_pids(eng.proc.pid)):
+        while not named_children(eng.proc.pid):
             assert time.monotonic() < deadline, "no helper started"
             time.sleep(0.01)
     time.sleep(delay)

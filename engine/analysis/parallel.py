@@ -7,9 +7,10 @@ output files written as results arrive) or in completion order (for statistics
 that only count). Where the chunks run:
 
 * ``jobs`` 1 and no scheduler: in this process, one after the other;
-* ``jobs`` N: in N local worker processes, started with ``spawn`` so that they are
-  clean whatever threads this process has, one chunk each at a time over a pipe
-  of their own (no named semaphores to leak). They die with this process however
+* ``jobs`` N: in N local worker processes, started fresh (engine.processes: clean
+  whatever threads this process has, and without running the caller's main script
+  again, so that a script without a main guard works), one chunk each at a time
+  over a pipe of their own (no named semaphores to leak). They die with this process however
   it ends (Linux's parent-death signal, and a watchdog on the parent's pid; the
   thread that iterates must be the one that started them, the main thread in
   the ``cutoff`` process), leave Ctrl-C to it, and when the iteration stops early
@@ -28,8 +29,9 @@ silently dropped) or raises ``TaskFailedError``; a lost scheduler raises
 ``SchedulerLostError`` after the results that arrived were yielded.
 
 ``function`` must be importable by name in every worker (a module-level function,
-or a ``functools.partial`` of one): workers need the same ``cutoff-chess``
-installed. Per-process state a worker keeps between chunks (an ``Analyser`` with
+or a ``functools.partial`` of one; one defined in the main script has the workers
+run that script, which then needs its main guard): workers need the same
+``cutoff-chess`` installed. Per-process state a worker keeps between chunks (an ``Analyser`` with
 its hash table) goes in ``worker_state()``. This module knows nothing about chess
 and must not print.
 """
@@ -40,8 +42,6 @@ import contextlib
 import ctypes
 import itertools
 import logging
-import multiprocessing
-import multiprocessing.process
 import os
 import pickle
 import signal
@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from types import FrameType
 from typing import Any, Optional, TypeVar
+
+from engine import processes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -241,7 +243,7 @@ _PR_SET_PDEATHSIG = 1
 class _Worker:
     """One local worker process, its end of the pipe and the chunk it runs."""
 
-    process: multiprocessing.process.BaseProcess
+    process: processes.Child
     connection: Connection
     task: Optional[tuple[int, list[Any]]] = None
     attempts: int = 0
@@ -259,7 +261,6 @@ class _LocalPool:
     """
 
     def __init__(self, function: Callable[[list[Any]], list[Any]], jobs: int, retries: int):
-        self._context = multiprocessing.get_context("spawn")
         self._function = function
         self._retries = retries
         self._start_failures = 0
@@ -268,21 +269,12 @@ class _LocalPool:
             self._workers.append(self._start())
 
     def _start(self) -> _Worker:
-        mine, theirs = self._context.Pipe(duplex=True)
-        process = self._context.Process(
-            target=_worker_main,
-            args=(theirs, self._function, os.getpid()),
+        child = processes.start(
+            "engine.analysis.parallel:_worker_main",
+            (self._function, os.getpid()),
             name="cutoff-worker",
         )
-        # Started with SIGINT blocked, so that a Ctrl-C before the worker has set
-        # itself to ignore it (the caller handles Ctrl-C) prints no traceback there.
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            process.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        theirs.close()
-        return _Worker(process, mine)
+        return _Worker(child, child.connection)
 
     def has_idle_worker(self) -> bool:
         return any(worker.task is None for worker in self._workers)
@@ -399,14 +391,13 @@ def _die_with_parent(parent_pid: int) -> None:
 def _worker_main(
     connection: Connection, function: Callable[[list[Any]], list[Any]], parent_pid: int
 ) -> None:
-    """A local worker: run chunks from the pipe until told to stop, or stopped."""
+    """A local worker (started by engine.processes, which leaves Ctrl-C to the
+    parent): run chunks from the pipe until told to stop, or stopped."""
     # SIGTERM (from the parent, or the kernel when the parent dies) stops the search
-    # as Ctrl-C would, so the worker ends cleanly; Ctrl-C itself is the parent's.
+    # as Ctrl-C would, so the worker ends cleanly.
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _die_with_parent(parent_pid)
     try:
+        _die_with_parent(parent_pid)
         while True:
             message = connection.recv()
             if message is None:

@@ -10,8 +10,9 @@ safe to share without locks) with a small header before it:
     word 8 + 2i     helper i's node count, published as it searches
     word 9 + 2i     helper i's deepest completed iteration: depth, move, score
 
-It starts ``threads - 1`` helper processes once (``spawn``, not per move) and keeps
-them waiting. On ``go`` each helper searches the same root, always a ply or two
+It starts ``threads - 1`` helper processes once (not per move; engine.processes, so
+that a script without a main guard can search with helpers too) and keeps them
+waiting. On ``go`` each helper searches the same root, always a ply or two
 ahead of the main search (a helper that finishes an iteration skips to the main
 search's current depth + 1, odd helpers + 2): searching the same depth as the
 main search would mostly repeat its work, while the deeper helper fills the
@@ -27,32 +28,33 @@ pool checks the free space first (``fit_shared_mb``: a smaller table that fits,
 with a note, or none: the caller searches alone) and has every page of the segment
 backed at once (``posix_fallocate``), so that no later write can fail.
 
-Nothing outlives the engine: the segment's name is removed as soon as every
-helper has attached (the memory lives on while mapped, and a killed engine
-leaves nothing in /dev/shm), and a helper exits when its parent is gone, quietly
-(no traceback, no resource-tracker warning), removing the name itself if the
-engine was killed before it could. A helper that dies is dropped with a note; the
-others go on. This module must not print: notes go to the caller.
+Nothing outlives the engine (or the ``Analyser`` closing its pool): the helpers
+are told the segment's name before it is made, and the name is removed as soon as
+every helper has attached (the memory lives on while mapped); a helper exits when
+its parent is gone, quietly (no traceback), removing the name itself if the engine
+was killed before it could. multiprocessing's resource tracker, a process that
+would live as long as the engine, is not used. A helper that dies is dropped with
+a note; the others go on. This module must not print: notes go to the caller.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import multiprocessing
+import importlib
 import os
-import signal
-import sys
+import secrets
 import threading
 import time
 from array import array
 from collections.abc import Iterator
 from multiprocessing import resource_tracker, shared_memory
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import chess
 
+from engine import processes
 from engine.core.movepick import move_code
 from engine.core.nnue import NetworkError
 from engine.core.nnue import load as load_network
@@ -102,6 +104,8 @@ def unpack_result(word: int) -> Optional[tuple[int, int, int]]:
     return word & 0xFF, word >> 8 & 0xFFFF, (word >> 24 & 0xFFFF) - _SCORE_OFFSET
 
 
+ATTACH_POLL_S = 0.01
+"""How often a starting helper looks for the segment the engine is making."""
 START_TIMEOUT_S = 60.0
 """How long the helpers may take to start (importing the engine, attaching)."""
 STOP_TIMEOUT_S = 2.0
@@ -159,35 +163,28 @@ def _reserve(segment: shared_memory.SharedMemory, size: int) -> None:
 
 
 @contextlib.contextmanager
-def _relayed_stderr() -> Iterator[None]:
-    """Processes started inside get a pipe for stderr, which a thread of the engine
-    copies to its own: once the engine is gone, what they write goes nowhere. An
-    engine killed between starting a process and sending it its start-up data (a
-    window ``multiprocessing`` leaves open) would otherwise get an EOFError
-    traceback from the orphan's bootstrap, printed on the engine's stderr after
-    its death. (POSIX only; without a stderr to copy to, nothing changes.)"""
+def _stderr_relay() -> Iterator[Optional[int]]:
+    """A pipe for the helpers' stdout and stderr, which a thread of the engine copies
+    to its own stderr: once the engine is gone, what they write goes nowhere (nothing
+    is printed after the engine's death), and nothing of theirs can reach the engine's
+    stdout, the UCI protocol. Yields the pipe's end to hand to them (None where there
+    is no stderr to copy to, or not POSIX: then they inherit the engine's)."""
     if os.name != "posix":
-        yield
+        yield None
         return
     try:
         original = os.dup(2)
     except OSError:
-        yield
+        yield None
         return
     source, sink = os.pipe()
-    # The tracker is started now, with the engine's own stderr: it outlives pools.
-    resource_tracker.ensure_running()
     threading.Thread(
         target=_relay, args=(source, original), name="cutoff-helper-stderr", daemon=True
     ).start()
-    sys.stderr.flush()
-    os.dup2(sink, 2)  # what this process writes meanwhile is relayed as well
-    os.close(sink)
     try:
-        yield
+        yield sink
     finally:
-        sys.stderr.flush()
-        os.dup2(original, 2)
+        os.close(sink)  # the helpers hold it now: the relay ends when the last one does
 
 
 def _relay(source: int, target: int) -> None:
@@ -204,31 +201,65 @@ def _relay(source: int, target: int) -> None:
         os.close(target)
 
 
-def _attach(name: str) -> shared_memory.SharedMemory:
-    """Attach to the pool's segment without registering it with the resource tracker
-    the engine shares with its helpers: only the engine registers it, and the one
-    process that removes its name takes it off the tracker's list, so the tracker has
-    nothing to warn about at exit however the engine ends (see ``_remove_name``)."""
-    if sys.version_info >= (3, 13):
-        return shared_memory.SharedMemory(name=name, track=False)
-    register = resource_tracker.register
-    resource_tracker.register = _not_registered  # shared_memory looks it up at the call
+@contextlib.contextmanager
+def _untracked() -> Iterator[None]:
+    """``shared_memory`` without multiprocessing's resource tracker: registering or
+    unregistering a segment would start the tracker, a process that lives as long as
+    the engine (or the script whose ``Analyser`` searched with helpers). The engine and
+    its helpers remove the segment's name themselves (see the module doc)."""
+    register, unregister = resource_tracker.register, resource_tracker.unregister
+    # shared_memory looks them up at each call
+    resource_tracker.register = resource_tracker.unregister = _not_tracked
     try:
-        return shared_memory.SharedMemory(name=name)
+        yield
     finally:
-        resource_tracker.register = register
+        resource_tracker.register, resource_tracker.unregister = register, unregister
 
 
-def _not_registered(name: object, rtype: str) -> None:
-    """``resource_tracker.register`` while a helper attaches: it does not."""
+def _not_tracked(name: object, rtype: str) -> None:
+    """``resource_tracker.register`` and ``unregister`` within ``_untracked``."""
 
 
-def _remove_name(segment: shared_memory.SharedMemory) -> None:
-    """Remove the segment's name from /dev/shm, once the engine is gone before it
-    could (killed while its helpers started). Only the first helper to try succeeds;
-    ``unlink`` takes the name off the tracker's list only when it did."""
-    with contextlib.suppress(OSError):
-        segment.unlink()
+def _segment_name() -> str:
+    """A fresh name for a pool's segment (``psm_`` as shared_memory's own)."""
+    return "psm_" + secrets.token_hex(8)
+
+
+def _create(name: str, size: int) -> shared_memory.SharedMemory:
+    with _untracked():
+        return shared_memory.SharedMemory(name=name, create=True, size=size)
+
+
+def _attach(name: str) -> shared_memory.SharedMemory:
+    with _untracked():
+        return shared_memory.SharedMemory(name=name)
+
+
+def _remove_name(name: str) -> None:
+    """Remove the segment's name from /dev/shm if it is there (the engine is gone
+    before it could: killed while its helpers started). Only the first helper to try
+    succeeds."""
+    with contextlib.suppress(ImportError, OSError):
+        # shared_memory's own call, without a segment to attach (it may be empty yet)
+        importlib.import_module("_posixshmem").shm_unlink("/" + name)
+
+
+def _attach_when_made(
+    name: str, connection: Connection, parent: int
+) -> Optional[shared_memory.SharedMemory]:
+    """The pool's segment, which the engine makes after naming it to its helpers
+    (``HelperPool``), once it is made; None when the engine is gone (or says more)
+    first, and then its name is removed in case the engine made it just before."""
+    while True:
+        try:
+            return _attach(name)
+        except FileNotFoundError:
+            pass  # not made yet
+        except ValueError:
+            pass  # made, not yet sized (mmap refuses an empty file)
+        if os.getppid() != parent or connection.poll(ATTACH_POLL_S):
+            _remove_name(name)
+            return None
 
 
 class _Helper:
@@ -277,38 +308,36 @@ class _Helper:
             os._exit(0)  # the engine is gone: nobody needs this search
 
 
-def _helper_main(index: int, connection: Connection, parent: int) -> None:
-    """A helper process: wait for the segment's name, attach, say ready, then
-    search every root it is sent.
+def _helper_main(connection: Connection, index: int, parent: int) -> None:
+    """A helper process (started by engine.processes): wait for the segment's name,
+    attach once the engine has made it, say ready, then search every root it is sent.
 
     ``parent`` is the engine's process id (``os.getppid()`` here could already be
     another's, were the engine killed while this process started). However the
     engine ends, a helper ends quietly: no traceback, no warning, no name left in
     /dev/shm."""
-    # Ctrl-C in a terminal reaches every process of the group: the engine ends its
-    # helpers itself (and they end when it is gone), so they do not take it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         message = connection.recv()  # sent before this process is even up
         if message[0] != "segment":
             return
         _, name, size_mb = message
-        segment = _attach(name)
-    except (EOFError, OSError, ValueError):
-        # The engine is gone before it sent the name, or another helper has
-        # removed the name since (see below).
+        segment = _attach_when_made(name, connection, parent)
+    except (EOFError, OSError):
+        # The engine is gone before it named the segment: it made none.
+        segment = None
+    if segment is None:
         connection.close()
         return
     try:
         if os.getppid() != parent:
-            _remove_name(segment)
+            _remove_name(name)
             return
         _serve(segment, index, size_mb, connection, parent)
     except (EOFError, OSError):
         # The engine is gone (a broken pipe): it may have died before removing the
         # name. After a normal start the name is gone already and this does nothing.
-        if os.getppid() != parent:
-            _remove_name(segment)
+        # (Not only when os.getppid() says so: the pipe closes before that changes.)
+        _remove_name(name)
     finally:
         connection.close()
         segment.close()
@@ -392,38 +421,33 @@ class HelperPool:
                 f"Hash: {SHM_DIR} has {(free or 0) // MB} MB free: the shared table is "
                 f"{self.size_mb} MB, not {size_mb}"
             )
-        context = multiprocessing.get_context("spawn")
-        self._helpers: list[tuple[Any, Connection, int]] = []
+        self._helpers: list[tuple[processes.Child, Connection, int]] = []
         self._busy: set[int] = set()
         self._segment: Optional[shared_memory.SharedMemory] = None
         self._words = self._header = self.table_words = memoryview(array("Q"))
         """The segment as words, its header and its table (empty until it is made)."""
+        name = _segment_name()
         try:
-            # The helpers start first (importing the engine takes them a second), and
-            # the segment's name is sent to them as soon as it exists. An engine killed
-            # before the name exists leaves none; killed after it was sent, it leaves
-            # the name to its helpers to remove (``_helper_main``). Only the
-            # microseconds between the two lack an owner: then the resource tracker
-            # removes the name, with a warning.
-            with _relayed_stderr():
+            # The helpers start first (importing the engine takes them a second) and
+            # are told the segment's name before it exists; then it is made. However
+            # the engine ends from then on, its helpers remove the name if it is
+            # still there (``_helper_main``), and a killed engine leaves nothing.
+            with _stderr_relay() as output:
                 for index in range(min(threads - 1, MAX_HELPERS)):
-                    mine, theirs = context.Pipe()
-                    process = context.Process(
-                        target=_helper_main,
-                        args=(index, theirs, os.getpid()),
+                    child = processes.start(
+                        "engine.play.smp:_helper_main",
+                        (index, os.getpid()),
                         name=f"cutoff-helper-{index}",
-                        daemon=True,
+                        stdout=output,
+                        stderr=output,
                     )
-                    process.start()
-                    theirs.close()
-                    self._helpers.append((process, mine, index))
+                    self._helpers.append((child, child.connection, index))
+                    try:
+                        child.connection.send(("segment", name, self.size_mb))
+                    except OSError:
+                        self._drop(index, "did not start")
             size = segment_bytes(self.size_mb)
-            self._segment = shared_memory.SharedMemory(create=True, size=size)
-            for _, connection, index in list(self._helpers):
-                try:
-                    connection.send(("segment", self._segment.name, self.size_mb))
-                except OSError:
-                    self._drop(index, "did not start")
+            self._segment = _create(name, size)
             _reserve(self._segment, size)
             assert self._segment.buf is not None
             self._words = self._segment.buf.cast("Q")
@@ -447,8 +471,7 @@ class HelperPool:
             # Every helper has mapped the segment (or is gone): its name can go, so
             # that nothing is left in /dev/shm however the engine ends.
             if self._segment is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    self._segment.unlink()
+                _remove_name(name)
 
     @property
     def helpers(self) -> int:
@@ -526,8 +549,8 @@ class HelperPool:
             if number == index:
                 self._helpers.remove(entry)
                 self._busy.discard(index)
-                with contextlib.suppress(Exception):
-                    process.kill()
+                process.kill()
+                process.join(1.0)
                 connection.close()
                 self._note(f"helper {index} {why}: searching with {len(self._helpers) + 1}")
 
