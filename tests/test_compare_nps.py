@@ -46,7 +46,7 @@ def test_a_broken_build_is_reported(tmp_path: Path) -> None:
 def test_extra_bench_arguments_per_build(tmp_path: Path) -> None:
     """``DIR::ARGS``: the same checkout with its network against its hand-written
     evaluation (different trees, so different node counts)."""
-    from scripts.training.bench_accumulator import random_network
+    from tests.networks import random_network
 
     net = tmp_path / "random.nnue"
     random_network(32, seed=5).write(net)

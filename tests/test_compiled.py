@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from engine import compiled
-from scripts.training.bench_accumulator import random_network
+from tests.networks import random_network
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]

@@ -1,5 +1,5 @@
-"""engine/core/nnue.py: the network's score is colour-symmetric exactly, the incremental
-accumulator gives the from-scratch score through every kind of move (on both of the
+"""engine/core/nnue.py: the network's score is colour-symmetric exactly, the search's
+incremental accumulators give the from-scratch score through every kind of move (on both of the
 output layer's paths, numpy's and the compiled loop's), files round-trip."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from engine.core import nnue, nnue_eval
 from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.position import Position
-from scripts.training.bench_accumulator import random_network
+from tests.networks import random_network
 
 POSITIONS = [
     chess.STARTING_FEN,
@@ -49,20 +49,10 @@ def test_mirror_scores_the_same_exactly() -> None:
 
 
 def check_line(net: nnue.Network, board: chess.Board, moves: list[chess.Move]) -> None:
-    """Both incremental forms give the from-scratch score after every move and back:
-    the stand-alone Accumulator, and the search's (Position's make and unmake read
-    by NetworkEvaluator), with a null move after each move for the latter."""
-    acc = nnue.Accumulator(net, board)
+    """The search's incremental form (Position's make and unmake read by
+    NetworkEvaluator) gives the from-scratch score after every move, after a null move
+    after each, and back."""
     start = net.evaluate(board)
-    for move in moves:
-        acc.push(board, move)
-        board.push(move)
-        assert acc.evaluate(board.turn) == net.evaluate(board), (board.fen(), move.uci())
-    for _ in moves:
-        board.pop()
-        acc.pop()
-    assert acc.evaluate(board.turn) == start
-
     evaluator = NetworkEvaluator(net, cache_bits=0)
     pos = Position(board.copy(), evaluator.incremental)
     for move in moves:
@@ -150,7 +140,7 @@ def test_weights_too_wide_for_lanes_are_refused() -> None:
     net = random_network(8, seed=1)
     net.ft_weights[3, 2] = 2000
     try:
-        nnue.Accumulator(net, chess.Board())
+        NetworkEvaluator(net, cache_bits=0)
     except nnue.NetworkError as exc:
         assert "16-bit lanes" in str(exc)
     else:

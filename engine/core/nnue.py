@@ -31,8 +31,7 @@ that cp is a correction added to the hand-written evaluation's (engine.core.eval
 the network learnt only that evaluation's error.
 
 This module owns the format, loading and writing it, and evaluating a position with
-it: from scratch (``Network.evaluate``), with a stand-alone accumulator updated move
-by move (``Accumulator``, for tools and tests), and the columns from which
+it: from scratch (``Network.evaluate``), and the columns from which
 ``engine.core.position`` keeps the search's accumulators in its make and unmake
 (``Incremental``; engine.core.nnue_eval reads them). It must not search, and it does
 not decide which evaluation plays (the ``Use NNUE`` option does).
@@ -172,97 +171,6 @@ def check_lanes(net: Network) -> None:
 def pack(values: list[int]) -> int:
     """Signed lane values as one integer, ``sum(v_i << 16 i)`` (no offset)."""
     return sum(value << (LANE_BITS * i) for i, value in enumerate(values))
-
-
-def move_changes(board: chess.Board, move: chess.Move) -> tuple[list[int], list[int]]:
-    """White-perspective features a move (legal in ``board``, not yet pushed) removes
-    and adds: the moved piece, a capture (en passant too), castling's rook, a promotion."""
-    us = board.turn
-    piece = board.piece_type_at(move.from_square)
-    assert piece is not None
-    removed = [feature(chess.WHITE, us, piece, move.from_square)]
-    added = []
-    if board.is_castling(move):
-        rank = move.from_square & 56
-        kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
-        # Standard castling is the king's two-square move; Chess960's takes its own rook.
-        target = board.piece_at(move.to_square)
-        if target is not None and target.piece_type == chess.ROOK and target.color == us:
-            rook_from = move.to_square
-        else:
-            rook_from = rank + (7 if kingside else 0)
-        king_to = rank + (6 if kingside else 2)
-        rook_to = rank + (5 if kingside else 3)
-        removed.append(feature(chess.WHITE, us, chess.ROOK, rook_from))
-        added.append(feature(chess.WHITE, us, chess.KING, king_to))
-        added.append(feature(chess.WHITE, us, chess.ROOK, rook_to))
-        return removed, added
-    if board.is_en_passant(move):
-        captured_square = move.to_square + (-8 if us == chess.WHITE else 8)
-        removed.append(feature(chess.WHITE, not us, chess.PAWN, captured_square))
-    else:
-        captured = board.piece_type_at(move.to_square)
-        if captured is not None:
-            removed.append(feature(chess.WHITE, not us, captured, move.to_square))
-    added.append(feature(chess.WHITE, us, move.promotion or piece, move.to_square))
-    return removed, added
-
-
-class Accumulator:
-    """Both perspectives' accumulators of a position, updated move by move.
-
-    Each accumulator is one Python integer with 16-bit lanes (Sunfish's trick: a
-    move's update is a few big-integer additions, and an old value is kept on the
-    undo stack for nothing, integers being immutable). ``push`` before the board's
-    push, ``pop`` after its pop; ``evaluate`` gives what ``Network.evaluate`` gives.
-    """
-
-    def __init__(self, net: Network, board: chess.Board) -> None:
-        self.net = net
-        check_lanes(net)
-        weights = net.ft_weights.tolist()
-        self.columns = [pack(column) for column in weights]
-        self.mirror = [self.columns[MIRROR[f]] for f in range(INPUTS)]
-        hidden = net.hidden
-        offset = pack([LANE_OFFSET] * hidden)
-        bias = pack(net.ft_bias.tolist()) + offset
-        self.white = bias + sum(self.columns[f] for f in features(board, chess.WHITE))
-        self.black = bias + sum(self.columns[f] for f in features(board, chess.BLACK))
-        self.stack: list[tuple[int, int]] = []
-        self._bytes = 2 * hidden
-        self._out_us = net.out_weights[:hidden].astype(np.int64)
-        self._out_them = net.out_weights[hidden:].astype(np.int64)
-
-    def push(self, board: chess.Board, move: chess.Move) -> None:
-        """Update for ``move`` (legal in ``board``, before ``board.push(move)``)."""
-        self.stack.append((self.white, self.black))
-        removed, added = move_changes(board, move)
-        columns, mirror = self.columns, self.mirror
-        white, black = self.white, self.black
-        for f in removed:
-            white -= columns[f]
-            black -= mirror[f]
-        for f in added:
-            white += columns[f]
-            black += mirror[f]
-        self.white, self.black = white, black
-
-    def pop(self) -> None:
-        self.white, self.black = self.stack.pop()
-
-    def lanes(self, packed: int) -> npt.NDArray[np.int64]:
-        """The lane values of a packed accumulator."""
-        raw = np.frombuffer(packed.to_bytes(self._bytes, "little"), dtype="<u2")
-        return raw.astype(np.int64) - LANE_OFFSET
-
-    def evaluate(self, turn: chess.Color) -> int:
-        """The network's score in cp from the view of ``turn`` (the side to move)."""
-        us, them = (self.white, self.black) if turn == chess.WHITE else (self.black, self.white)
-        net = self.net
-        a = np.clip(self.lanes(us), 0, net.qa)
-        b = np.clip(self.lanes(them), 0, net.qa)
-        dot = int(a @ self._out_us) + int(b @ self._out_them) + net.out_bias
-        return dot * net.scale // (net.qa * net.qb)
 
 
 # ------------------------------------------------------------------- in the search

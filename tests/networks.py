@@ -1,0 +1,23 @@
+"""Networks for tests: seeded random ones, of any width, that the engine loads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.core.nnue import Network
+
+
+def random_network(hidden: int, seed: int = 1) -> Network:
+    """A seeded random network ``hidden`` wide, its weights well inside the
+    accumulators' 16-bit lanes: a file to load and search with, not to play with."""
+    rng = np.random.default_rng(seed)
+    return Network(
+        hidden,
+        255,
+        64,
+        400,
+        rng.integers(-300, 300, (768, hidden)).astype(np.int16),
+        rng.integers(-200, 400, hidden).astype(np.int16),
+        rng.integers(-100, 100, 2 * hidden).astype(np.int16),
+        1234,
+    )
