@@ -8,7 +8,7 @@ Positions come from three sources, in this order:
 
 * ``--games N``: self-play games of ``--engine`` (default: the ``cutoff`` engine of
   this checkout) at ``go nodes K``, from the shipped openings plus ``--random-plies``
-  seeded random moves, played by scripts.tuning.make_tuning_data's game loop (which
+  seeded random moves, played by scripts.training.engines' self-play loop (which
   also adjudicates and keeps only positions not in check where no capture or
   promotion wins material by Cutoff's static exchange evaluation);
 * ``--pgn FILE``: every position of every game of match PGNs, gzip'd ones too (the
@@ -45,7 +45,6 @@ This tool writes nothing but OUT. It must not train (train does).
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -70,17 +69,10 @@ from ..common import (
     REPORTED_FAILURES,
     ToolParser,
     UsageError,
-    engine_command,
     quit_engine,
     report_failure,
 )
 from ..matches.match_openings import DEFAULT_OPENINGS
-from ..tuning.make_tuning_data import (
-    Config,
-    GameRunner,
-    is_quiet,
-    start_engine,
-)
 from .dataset import (
     DONE,
     RESULTS,
@@ -94,6 +86,7 @@ from .dataset import (
     recover,
     refuse_archive,
 )
+from .engines import Config, GameRunner, Labeller, is_quiet, start_engine, teacher_command
 from .games import open_pgn
 
 PROG = "datagen"
@@ -103,9 +96,6 @@ FLUSH_SECONDS = 5.0
 """How often finished work is appended (a gzip member): what an interruption can lose."""
 QSEARCH_HASH_MB = 1
 """The quiet check's table: a quiescence search of a quiet position is small."""
-TEACHER_HASH_MB = 4
-"""The teacher's hash: cleared before every position (ucinewgame), so small is quick."""
-STOCKFISH_PATHS = ("stockfish", "/usr/games/stockfish")
 
 
 class Task(NamedTuple):
@@ -141,30 +131,6 @@ class Settings(NamedTuple):
 
 def _noisy(board: chess.Board, move: Optional[chess.Move]) -> bool:
     return move is not None and (move.promotion is not None or board.is_capture(move))
-
-
-class Labeller:
-    """One teacher engine process scoring positions from an empty hash."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.engine = start_engine(settings.teacher)
-        if "Hash" in self.engine.options:
-            self.engine.configure({"Hash": TEACHER_HASH_MB})
-        self.limit = chess.engine.Limit(depth=settings.label_depth, nodes=settings.label_nodes)
-        self.searches = 0
-
-    def close(self) -> None:
-        quit_engine(self.engine)
-
-    def label(self, board: chess.Board) -> tuple[int, Optional[chess.Move]]:
-        """The teacher's score (cp, White's view, clipped) and best move."""
-        self.searches += 1
-        # A new game per search sends ucinewgame: a label never depends on the order.
-        info = self.engine.analyse(board, self.limit, game=self.searches)
-        score = info.get("score")
-        cp = score.white().score(mate_score=100_000) if score is not None else 0
-        pv = info.get("pv")
-        return clip(cp or 0), pv[0] if pv else None
 
 
 class QuietCheck:
@@ -213,7 +179,8 @@ class _Worker:
 
     def teacher(self) -> Labeller:
         if self.labeller is None:
-            self.labeller = Labeller(self.settings)
+            settings = self.settings
+            self.labeller = Labeller(settings.teacher, settings.label_depth, settings.label_nodes)
         return self.labeller
 
 
@@ -381,18 +348,6 @@ def existing(out: Path) -> tuple[set[str], set[int], int]:
                 raise DataError(f"{where}: bad FEN {fen[:70]!r}") from None
             count += 1
     return done, keys, count
-
-
-def teacher_command(text: Optional[str]) -> list[str]:
-    """The teacher's command: ``text`` split as a shell would, else Stockfish on the
-    PATH or where Debian installs it (a usage error if neither)."""
-    if text is not None:
-        return engine_command(text)
-    for candidate in STOCKFISH_PATHS:
-        found = shutil.which(candidate)
-        if found:
-            return [found]
-    raise UsageError("no stockfish found (apt install stockfish), give --teacher CMD")
 
 
 def parse_args(argv: Optional[list[str]]) -> Any:

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from ..common import ToolParser, UsageError, atomic_output, report_failure
-from .datagen import teacher_command
+from .engines import teacher_command
 
 PROG = "recipe"
 STAMP = "recipe.json"

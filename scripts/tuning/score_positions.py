@@ -38,18 +38,14 @@ from ..common import (
     UsageError,
     atomic_output,
     engine_command,
-    quit_engine,
     report_failure,
 )
 
-# The engine start-up (one thread, a small hash) and the labels of the positions
-# this script reads, as make_tuning_data writes them.
-from .make_tuning_data import RESULTS, start_engine
+# The one labeller of the data tools (datagen's), and the results make_tuning_data writes.
+from ..training.engines import Labeller
+from .make_tuning_data import RESULTS
 
 PROG = "score_positions"
-SCORE_CLIP_CP = 2000
-"""Scores beyond this (mates included) are written as this: past it the logistic
-target is within 1 % of a certain result anyway."""
 CHUNK = 500
 PROGRESS_EVERY = 20_000
 
@@ -76,33 +72,19 @@ def read_positions(path: Path) -> list[str]:
     return lines
 
 
-def white_cp(score: Optional[chess.engine.PovScore]) -> int:
-    """The score in cp from White's view, clipped (no score at all reads as 0)."""
-    if score is None:
-        return 0
-    cp = score.white().score(mate_score=100_000)
-    assert cp is not None
-    return max(-SCORE_CLIP_CP, min(SCORE_CLIP_CP, cp))
-
-
 class Scorer:
-    """One engine process scoring positions; one per worker."""
+    """The teacher of one worker: its label added to a line."""
 
     def __init__(self, engine_argv: list[str], nodes: int) -> None:
-        self.engine = start_engine(engine_argv)
-        self.limit = chess.engine.Limit(nodes=nodes)
-        self.searches = 0
+        # start_engine's hash (16 MB), not datagen's 4: the labels made so far used it.
+        self.labeller = Labeller(engine_argv, nodes=nodes, hash_mb=None)
 
     def close(self) -> None:
-        quit_engine(self.engine)
+        self.labeller.close()
 
     def score(self, line: str) -> str:
-        board = chess.Board(line.split(";", 1)[0])
-        # A new game object per search makes python-chess send ucinewgame, so
-        # the score does not depend on what was searched before.
-        self.searches += 1
-        info = self.engine.analyse(board, self.limit, game=self.searches)
-        return f"{line};{white_cp(info.get('score'))}"
+        cp, _ = self.labeller.label(chess.Board(line.split(";", 1)[0]))
+        return f"{line};{cp}"
 
 
 _worker: Optional[Scorer] = None
