@@ -16,8 +16,11 @@ A data file may also be xz-compressed (``.xz``: the same lines, from ``xz -9`` o
 decompressed gzip file), which takes about 30 % fewer bytes: the form the committed
 datasets take. Such a file is read only: tools that append (datagen) write gzip.
 
-Responsible for writing, reading and recovering such files (a torn last member is cut
-off before appending). It must not make or label positions (datagen does).
+It is the one format of the project's labelled positions: the training tools' and
+the evaluation tuner's (scripts.tuning) alike. Responsible for writing, reading
+(``read_records``: the one reading loop every tool uses) and recovering such files (a
+torn last member is cut off before appending). It must not make or label positions
+(datagen and scripts.tuning do).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
 import chess
 
@@ -154,11 +157,25 @@ def read_lines(path: Path) -> Iterator[tuple[str, str]]:
             yield f"{path}:{number}", line
 
 
+def read_records(path: Path) -> Iterator[tuple[str, Union[Sample, str]]]:
+    """(``file:line``, record) for every sample of a data file and every work unit it
+    records as complete: a ``Sample``, or the unit's name (a ``#done UNIT`` line), in
+    file order; blank and other bookkeeping lines skipped, DataError on a bad line.
+
+    The one reading loop of the data tools (train, tune, distill, fit, leaves): a unit
+    ends where its ``#done`` comes, which is how train holds out whole games."""
+    for where, line in read_lines(path):
+        if line.startswith(DONE):
+            yield where, line[len(DONE) :]
+        elif line and not line.startswith("#"):
+            yield where, parse_line(line, where)
+
+
 def read_samples(path: Path) -> Iterator[Sample]:
     """The samples of a data file (bookkeeping lines skipped); DataError on a bad line."""
-    for where, line in read_lines(path):
-        if line and not line.startswith("#"):
-            yield parse_line(line, where)
+    for _, record in read_records(path):
+        if isinstance(record, Sample):
+            yield record
 
 
 def done_tasks(path: Path) -> set[str]:
@@ -166,12 +183,19 @@ def done_tasks(path: Path) -> set[str]:
     return {line[len(DONE) :] for _, line in read_lines(path) if line.startswith(DONE)}
 
 
+def encode_member(lines: Iterable[str]) -> bytes:
+    """``lines`` as one gzip member (empty if there are none): the same lines give the
+    same bytes, and files of members concatenate to the file of all their lines."""
+    data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    return gzip.compress(data, compresslevel=6, mtime=0) if data else b""
+
+
 def append_member(path: Path, lines: Iterable[str]) -> None:
     """Append ``lines`` to ``path`` as one gzip member, flushed to disk."""
-    data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    data = encode_member(lines)
     if not data:
         return
     with path.open("ab") as handle:
-        handle.write(gzip.compress(data, compresslevel=6, mtime=0))
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

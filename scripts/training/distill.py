@@ -53,8 +53,7 @@ from .dataset import (
     board_of,
     clip,
     format_sample,
-    parse_line,
-    read_lines,
+    read_records,
 )
 
 PROG = "distill"
@@ -103,18 +102,16 @@ def distill(
         tqdm(total=limit, unit="position", disable=quiet or None) as bar,
     ):
         for path in paths:
-            for where, line in read_lines(path):
-                if line.startswith(DONE):
+            for where, record in read_records(path):
+                if not isinstance(record, Sample):
                     # Kept, so that train holds out the same games as from the source.
-                    handle.write(line + "\n")
-                    continue
-                if not line or line.startswith("#"):
+                    handle.write(DONE + record + "\n")
                     continue
                 if limit is not None and read >= limit:
                     return written, kids, skipped
                 read += 1
                 bar.update()
-                sample = parse_line(line, where)
+                sample = record
                 board = board_of(sample, where)
                 if board.is_game_over():
                     skipped += 1

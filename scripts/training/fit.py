@@ -39,7 +39,7 @@ from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
 from ..common import ToolParser
-from .dataset import DataError, board_of, parse_line, read_lines
+from .dataset import DataError, Sample, board_of, read_records
 
 PROG = "fit"
 HASH_MB = 4
@@ -98,14 +98,14 @@ def fit(
     # A progress bar on a terminal only (disable=None), none with --quiet.
     with tqdm(total=limit, unit="position", disable=quiet or None) as bar:
         for path in paths:
-            for where, line in read_lines(path):
-                if not line or line.startswith("#"):
+            for where, record in read_records(path):
+                if not isinstance(record, Sample):
                     continue
                 if limit is not None and read >= limit:
                     return fits, skipped
                 read += 1
                 bar.update()
-                sample = parse_line(line, where)
+                sample = record
                 board = board_of(sample, where)
                 if board.is_game_over():
                     skipped += 1

@@ -46,7 +46,7 @@ from engine.analysis.parallel import (
 )
 
 from ..common import REPORTED_FAILURES, ToolParser, UsageError, atomic_output, report_failure
-from .dataset import UNKNOWN, DataError, parse_line, read_lines
+from .dataset import UNKNOWN, DataError, Sample, read_records
 
 PROG = "leaves"
 HASH_MB = 4
@@ -147,9 +147,9 @@ def draw_roots(paths: list[Path], count: int, seed: int) -> list[Root]:
     for path in paths:
         if not path.is_file():
             raise UsageError(f"cannot read {str(path)!r}: no such file")
-        for where, line in read_lines(path):
-            if line and not line.startswith("#"):
-                fens.append(parse_line(line, where).fen)
+        for where, record in read_records(path):
+            if isinstance(record, Sample):
+                fens.append(record.fen)
                 places.append(where)
     chosen = sorted(random.Random(seed).sample(range(len(fens)), min(count, len(fens))))
     roots = []

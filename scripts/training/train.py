@@ -47,7 +47,7 @@ import numpy.typing as npt
 from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MIRROR, Network
 
 from ..common import ToolParser, UsageError
-from .dataset import DONE, DataError, parse_line, read_lines, read_samples
+from .dataset import DataError, Sample, read_records, read_samples
 
 PROG = "train"
 QA = 255
@@ -94,14 +94,13 @@ class Data:
         for path in paths:
             if not path.exists():
                 raise UsageError(f"cannot read {str(path)!r}: no such file")
-            for where, line in read_lines(path):
+            for _, record in read_records(path):
                 if limit is not None and len(rows) >= limit:
                     break
-                if line.startswith(DONE):
+                if not isinstance(record, Sample):  # a #done line: the unit ends
                     unit += 1
-                if not line or line.startswith("#"):
                     continue
-                sample = parse_line(line, where)
+                sample = record
                 try:
                     active, white = fen_features(sample.fen)
                 except (KeyError, ValueError, IndexError):
