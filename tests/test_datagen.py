@@ -19,7 +19,9 @@ from tests.conftest import REPO, run_repo_script
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 pytestmark = pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")
 
-FENS = REPO / "tests" / "data" / "tuning_sample.txt"
+SAMPLE = REPO / "tests" / "data" / "tuning_sample.gz"
+FENS = [f"{sample.fen};{sample.result}" for sample in read_samples(SAMPLE)][:60]
+"""Positions to label, as a FEN;RESULT file of --fens gives them."""
 PGN = REPO / "tests" / "data" / "opera.pgn"
 
 
@@ -52,7 +54,7 @@ def test_sources_labelled_quiet_unique_and_resumed(tmp_path: Path) -> None:
     fens = tmp_path / "some.txt"
     # 60 tuning positions, the first twice (a duplicate), one not quiet (a hanging queen
     # to take), one broken line's worth of nothing (blank).
-    lines = FENS.read_text().splitlines()[:60]
+    lines = FENS
     hanging = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1;*"
     fens.write_text("\n".join([*lines, lines[0], hanging, ""]) + "\n")
     out = tmp_path / "data.gz"
@@ -161,5 +163,5 @@ def test_quiet_check_is_cutoffs_quiescence_against_its_static_score() -> None:
     # White is a knight down for a pawn but takes the knight for nothing: the static
     # score is negative, the quiescence score positive.
     assert not check.agrees(chess.Board("4k2q/8/8/3n4/8/8/P2Q4/4K3 w - - 0 1"))
-    for line in FENS.read_text().splitlines()[:20]:
+    for line in FENS[:20]:
         assert check.agrees(chess.Board(line.split(";")[0]))

@@ -9,6 +9,7 @@ from pathlib import Path
 import chess
 
 from engine.core.see import see_ge
+from scripts.training.dataset import SCORE_CLIP_CP, read_samples
 from tests.conftest import run_repo_script
 
 # Few, short, cheap games: enough to exercise every step while keeping the
@@ -35,7 +36,7 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
     outputs = []
-    for name in ("first.txt", "second.txt"):
+    for name in ("first.gz", "second.gz"):
         out = tmp_path / name
         done = run_script(*SMALL_RUN, "--out", str(out))
         assert done.returncode == 0, done.stderr
@@ -46,7 +47,7 @@ def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
     # Disjoint ranges of games concatenate to the longer run (parallel generation).
     parts = []
     for first in ("0", "1"):
-        out = tmp_path / f"part{first}.txt"
+        out = tmp_path / f"part{first}.gz"
         part_args = [*SMALL_RUN]
         part_args[part_args.index("--games") + 1] = "1"
         done_part = run_script(*part_args, "--first-game", first, "--out", str(out))
@@ -54,13 +55,15 @@ def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
         parts.append(out.read_bytes())
     assert parts[0] + parts[1] == outputs[0]
 
-    lines = outputs[0].decode("utf-8").splitlines()
+    # The training data's format: FEN;SCORE;RESULT, the score the playing engine's.
+    samples = list(read_samples(tmp_path / "first.gz"))
     # 2 games of at most 40 - 2 recorded plies each; some positions pass the filter.
-    assert 0 < len(lines) <= 2 * 38
-    assert f"positions {len(lines)} " in done.stdout
-    for line in lines:
-        fen, result = line.split(";")
+    assert 0 < len(samples) <= 2 * 38
+    assert f"positions {len(samples)} " in done.stdout
+    assert len({sample.score for sample in samples}) > 1
+    for fen, score, result in samples:
         assert result in ("1-0", "1/2-1/2", "0-1")
+        assert abs(score) <= SCORE_CLIP_CP
         board = chess.Board(fen)
         assert board.is_valid()
         assert not board.is_check()
@@ -74,9 +77,13 @@ def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
 
 def test_missing_openings_file_is_one_line(tmp_path: Path) -> None:
     done = run_script(
-        *SMALL_RUN, "--out", str(tmp_path / "out.txt"), "--openings", str(tmp_path / "none.epd")
+        *SMALL_RUN, "--out", str(tmp_path / "out.gz"), "--openings", str(tmp_path / "none.epd")
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("make_tuning_data:")
-    assert not (tmp_path / "out.txt").exists()
+    assert not (tmp_path / "out.gz").exists()
+    # The output is a data file: gzip, named so.
+    done = run_script(*SMALL_RUN, "--out", str(tmp_path / "out.txt"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "the output is a gzip data file (.gz)" in done.stderr

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import chess
 
+from scripts.training.dataset import append_member, format_sample, read_samples
 from tests.conftest import REPO, run_repo_script
 
-SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
+SAMPLE = REPO / "tests" / "data" / "tuning_sample.gz"
 ENGINE = f"{sys.executable} -m engine"
 
 
@@ -19,44 +20,47 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_scores_are_added_in_order_and_reproducibly(tmp_path: Path) -> None:
-    source = tmp_path / "in.txt"
-    lines = SAMPLE.read_text().splitlines()[:12]
-    source.write_text("\n".join(lines) + "\n")
+    source = tmp_path / "in.gz"
+    samples = list(read_samples(SAMPLE))[:12]
+    append_member(source, [format_sample(sample) for sample in samples])
     outputs = []
     for workers in ("1", "2"):
-        out = tmp_path / f"out{workers}.txt"
+        out = tmp_path / f"out{workers}.gz"
         done = run_script(
             str(source), "--engine", ENGINE, "--nodes", "200", "--workers", workers,
             "--out", str(out),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("positions 12 ")
-        outputs.append(out.read_text())
+        outputs.append(out.read_bytes())
     # The same scores whatever the number of workers (empty hash before each search).
     assert outputs[0] == outputs[1]
-    scored = outputs[0].splitlines()
-    assert len(scored) == len(lines)
-    for original, line in zip(lines, scored):
-        fen, result, score = line.split(";")
-        assert f"{fen};{result}" == original
-        assert -2000 <= int(score) <= 2000
+    scored = list(read_samples(tmp_path / "out1.gz"))
+    assert len(scored) == len(samples)
+    for original, sample in zip(samples, scored):
+        # The same position and result, the score Cutoff's (not Stockfish's) now.
+        assert (sample.fen, sample.result) == (original.fen, original.result)
+        assert -2000 <= sample.score <= 2000
+    assert [s.score for s in scored] != [s.score for s in samples]
     # Scores are White's view: a position where White is a queen up scores high
     # whoever is to move.
-    up = tmp_path / "up.txt"
-    up.write_text("4k3/8/8/8/8/8/8/3QK3 w - - 0 1;1-0\n4k3/8/8/8/8/8/8/3QK3 b - - 0 1;1-0\n")
-    done = run_script(str(up), "--engine", ENGINE, "--nodes", "200", "--out", str(tmp_path / "u"))
+    up = tmp_path / "up.gz"
+    append_member(up, [f"4k3/8/8/8/8/8/8/3QK3 {turn} - - 0 1;0;1-0" for turn in "wb"])
+    done = run_script(
+        str(up), "--engine", ENGINE, "--nodes", "200", "--out", str(tmp_path / "u.gz")
+    )
     assert done.returncode == 0, done.stderr
-    assert all(int(line.split(";")[2]) > 500 for line in (tmp_path / "u").read_text().splitlines())
+    assert all(sample.score > 500 for sample in read_samples(tmp_path / "u.gz"))
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.txt"
-    bad.write_text(f"{chess.STARTING_FEN};1-0\nnot a fen;1-0\n")
-    out = tmp_path / "out.txt"
+    bad = tmp_path / "bad.gz"
+    append_member(bad, [f"{chess.STARTING_FEN};0;1-0", "not a fen;0;1-0"])
+    out = tmp_path / "out.gz"
     done = run_script(str(bad), "--engine", ENGINE, "--nodes", "100", "--out", str(out))
     assert done.returncode == 2
     assert done.stderr.startswith("score_positions:") and done.stderr.count("\n") == 1
-    assert "bad.txt:2" in done.stderr
+    assert "bad.gz:2: bad FEN" in done.stderr
     assert not out.exists()
 
     done = run_script(

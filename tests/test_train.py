@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from engine.core import nnue
-from scripts.training.dataset import Sample, append_member, format_sample
+from scripts.training.dataset import Sample, append_member, format_sample, read_samples
 from scripts.training.train import Data, quantised_cp
 from tests.conftest import REPO, run_repo_script
 
@@ -22,14 +22,11 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None, reason="PyTorch is not installed"
 )
 
-SCORED = REPO / "tests" / "data" / "tuning_sample_scored.txt"
+SCORED = REPO / "tests" / "data" / "tuning_sample.gz"
 
 
 def tiny_data(path: Path, count: int = 400) -> list[Sample]:
-    samples = []
-    for line in SCORED.read_text().splitlines()[:count]:
-        fen, result, score = line.split(";")
-        samples.append(Sample(fen, int(score), result))
+    samples = list(read_samples(SCORED))[:count]
     append_member(path, [format_sample(s) for s in samples[: count // 2]])
     append_member(path, [format_sample(s) for s in samples[count // 2 :]])
     return samples
@@ -110,14 +107,10 @@ def test_missing_data_is_one_line(tmp_path: Path) -> None:
 
 def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
     data = tmp_path / "games.gz"
-    lines = SCORED.read_text().splitlines()[:200]
+    samples = list(read_samples(SCORED))[:200]
     for game in range(20):
-        chunk = lines[game * 10 : game * 10 + 10]
-        fields = [line.split(";") for line in chunk]
-        append_member(
-            data,
-            [format_sample(Sample(f, int(s), r)) for f, r, s in fields] + [f"#done game:1:{game}"],
-        )
+        chunk = samples[game * 10 : game * 10 + 10]
+        append_member(data, [*map(format_sample, chunk), f"#done game:1:{game}"])
     arrays = Data([data], None)
     assert arrays.unit.tolist() == [game for game in range(20) for _ in range(10)]
     val, trn = arrays.split(0.1, seed=1)

@@ -6,14 +6,16 @@ import re
 import subprocess
 from pathlib import Path
 
+import chess
 import pytest
 
 from engine.core import features
 from engine.core.weights import WEIGHTS_FILE, load_weights
+from scripts.training.dataset import append_member
 from scripts.tuning import tune
 from tests.conftest import REPO, run_repo_script
 
-SAMPLE = REPO / "tests" / "data" / "tuning_sample.txt"
+SAMPLE = REPO / "tests" / "data" / "tuning_sample.gz"
 
 
 def run_tune(*args: str) -> subprocess.CompletedProcess[str]:
@@ -58,16 +60,27 @@ def test_start_weights_are_pesto_and_the_hand_values(tmp_path: Path) -> None:
 
 
 def test_bad_data_is_one_line(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.txt"
-    bad.write_text("not a fen at all\n")
+    bad = tmp_path / "bad.gz"
+    append_member(bad, [f"{chess.STARTING_FEN};0;1-0", "not a fen at all"])
     done = run_tune(str(bad), "--out", str(tmp_path / "w.json"))
     assert done.returncode == 2
-    assert done.stderr.startswith("tune:") and done.stderr.count("\n") == 1
+    assert done.stderr == (f"tune: {bad}:2: expected FEN;SCORE;RESULT, got 'not a fen at all'\n")
     assert not (tmp_path / "w.json").exists()
+    # The old tuning format (FEN;RESULT in plain text) is not read: a clear line.
+    old = tmp_path / "old.txt"
+    old.write_text(f"{chess.STARTING_FEN};1-0\n")
+    done = run_tune(str(old), "--out", str(tmp_path / "w.json"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    # A position without a game result cannot be fitted to one.
+    unknown = tmp_path / "unknown.gz"
+    append_member(unknown, [f"{chess.STARTING_FEN};0;*"])
+    done = run_tune(str(unknown), "--out", str(tmp_path / "w.json"))
+    assert done.returncode == 2
+    assert done.stderr == f"tune: {unknown}:1: no game result ('*'): tune needs one\n"
 
 
 def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
-    scored = REPO / "tests" / "data" / "tuning_sample_scored.txt"
+    scored = SAMPLE
     runs = {}
     for weight in ("0", "1"):
         out = tmp_path / f"w{weight}.json"
@@ -85,11 +98,6 @@ def test_score_labels_are_blended_into_the_target(tmp_path: Path) -> None:
     after = re.search(r"loss after:  train ([0-9.]+)", runs["1"][0])
     assert before and after and float(after.group(1)) < float(before.group(1))
     assert "against game results" in runs["1"][0]
-
-    # Without a score on every line the blend is refused in one line.
-    done = run_tune(str(SAMPLE), "--score-weight", "0.5", "--out", str(tmp_path / "x.json"))
-    assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert not (tmp_path / "x.json").exists()
 
 
 def test_shipped_weights_are_written_only_when_asked(

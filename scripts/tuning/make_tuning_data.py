@@ -7,8 +7,12 @@ the game ends by the rules or by adjudication (a score of at least 1000 cp or a
 mate for one side over 6 consecutive plies; a draw after ``--max-plies``
 engine plies). Every position before an engine move, after the first
 ``--skip-plies`` of them, that is not in check and is quiet (no capture or
-promotion wins material by static exchange) is written as ``FEN;RESULT``,
-with the game's final result from White's view (``1-0``, ``1/2-1/2``, ``0-1``).
+promotion wins material by static exchange) is written as ``FEN;SCORE;RESULT``
+(the data format of scripts.training.dataset, gzip'd): SCORE the playing
+engine's own score of it (cp, White's view, clipped to +-2000; ``score_positions``
+replaces it with a deeper search's), RESULT the game's final result from White's
+view (``1-0``, ``1/2-1/2``, ``0-1``). The games are played by the training data's
+self-play loop (scripts.training.engines).
 
 The same arguments give a byte-identical file: lines come in game order
 whatever ``--workers`` is, every game starts the engine afresh with
@@ -18,7 +22,7 @@ the clock.
 This script only makes data: it does not tune anything and it does not change
 the engine. It writes nothing into the repository except the ``--out`` file.
 
-Usage: python -m scripts.tuning.make_tuning_data --engine CMD --games N --nodes K --out FILE
+Usage: python -m scripts.tuning.make_tuning_data --engine CMD --games N --nodes K --out FILE.gz
        [--seed S] [--openings EPD] [--random-plies R] [--workers W]
        [--max-plies P] [--skip-plies M]
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import multiprocessing.util
+import os
 import signal
 import sys
 import time
@@ -35,10 +40,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..common import REPORTED_FAILURES, ToolParser, atomic_output, report_failure
+from ..common import REPORTED_FAILURES, ToolParser, UsageError, report_failure
 from ..matches.match_openings import DEFAULT_OPENINGS
 
 # The self-play loop is the training data's (datagen plays the same games).
+from ..training.dataset import Sample, clip, encode_member, format_sample
 from ..training.engines import Config, GameRecord, GameRunner
 
 PROG = "make_tuning_data"
@@ -78,7 +84,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     parser.add_argument("--games", type=int, required=True, help="number of games")
     parser.add_argument("--nodes", type=int, required=True, help="nodes per move (go nodes)")
-    parser.add_argument("--out", required=True, help="output file, one FEN;RESULT per line")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="output data file (.gz): FEN;SCORE;RESULT lines"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random plies")
     parser.add_argument(
         "--openings", default=str(DEFAULT_OPENINGS), help="EPD/FEN file of start positions"
@@ -96,6 +104,8 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     parser.require_positive(args, "games", "nodes", "workers", "max_plies")
     parser.require_non_negative(args, "random_plies", "skip_plies", "first_game")
+    if args.out.suffix != ".gz":
+        parser.error(f"{str(args.out)!r}: the output is a gzip data file (.gz)")
     return args
 
 
@@ -125,21 +135,38 @@ def _play_all(config: Config, games: int, workers: int, first: int) -> Iterator[
 
 
 def _write(records: Iterable[GameRecord], out_path: Path, games: int) -> tuple[int, list[int]]:
-    """Write the records' lines; returns positions written and W/D/L counts."""
+    """Write the records' samples, a gzip member a game (so that the files of disjoint
+    ranges of games concatenate to the file of them all); positions written and W/D/L
+    counts. The file is written beside itself and renamed when complete."""
     positions = 0
     tally = [0, 0, 0]  # indexed like RESULTS
-    with atomic_output(out_path) as handle:
-        for done, record in enumerate(records, 1):
-            tally[RESULTS.index(record.result)] += 1
-            handle.writelines(f"{fen};{record.result}\n" for fen in record.fens)
-            positions += len(record.fens)
-            if done % PROGRESS_EVERY_GAMES == 0:
-                print(
-                    f"{PROG}: {done}/{games} games, {positions} positions, "
-                    f"W/D/L {tally[0]}/{tally[1]}/{tally[2]}",
-                    file=sys.stderr,
-                    flush=True,
+    tmp_path = out_path.with_name(out_path.name + ".tmp")
+    try:
+        handle = tmp_path.open("wb")
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(out_path)!r}: {exc.strerror or exc}") from None
+    try:
+        with handle:
+            for done, record in enumerate(records, 1):
+                tally[RESULTS.index(record.result)] += 1
+                handle.write(
+                    encode_member(
+                        format_sample(Sample(fen, clip(score), record.result))
+                        for fen, score in zip(record.fens, record.scores)
+                    )
                 )
+                positions += len(record.fens)
+                if done % PROGRESS_EVERY_GAMES == 0:
+                    print(
+                        f"{PROG}: {done}/{games} games, {positions} positions, "
+                        f"W/D/L {tally[0]}/{tally[1]}/{tally[2]}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        os.replace(tmp_path, out_path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
     return positions, tally
 
 
@@ -149,7 +176,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         config = Config.from_args(args)
         records = _play_all(config, args.games, args.workers, args.first_game)
-        positions, tally = _write(records, Path(args.out), args.games)
+        positions, tally = _write(records, args.out, args.games)
     except REPORTED_FAILURES as exc:
         return report_failure(PROG, exc)
     seconds = time.monotonic() - start

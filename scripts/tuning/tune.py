@@ -4,10 +4,12 @@
                                   [--score-weight W] [--out FILE | --install]
     python -m scripts.tuning.tune --write-start [--out FILE | --install]
 
-DATA holds labelled positions, one ``FEN;RESULT`` per line (RESULT ``1-0``,
-``1/2-1/2`` or ``0-1``), as ``make_tuning_data`` writes them, or
-``FEN;RESULT;SCORE`` with an engine's score (cp, White's view) added by
-``score_positions``. With ``--score-weight w`` the fitting target is
+DATA files hold labelled positions in the data format of scripts.training.dataset
+(``FEN;SCORE;RESULT`` lines, gzip or xz; RESULT ``1-0``, ``1/2-1/2`` or ``0-1``,
+SCORE an engine's score in cp from White's view), as ``make_tuning_data`` writes
+them (the playing engine's score) and ``score_positions`` relabels them (a deeper
+search's), and as the training tools read them. With ``--score-weight w`` the
+fitting target is
 ``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
 first; without it the score is ignored. Every position becomes its feature
 vector (``engine.core.features``); the evaluation is then linear in the weights apart
@@ -52,6 +54,7 @@ from engine.core import features as feat
 from engine.core.pesto import pesto_psqt
 
 from ..common import ToolParser
+from ..training.dataset import DataError, Sample, board_of, read_records
 
 
 def _shipped_weights() -> Path:
@@ -171,7 +174,7 @@ class Dataset:
     scale_white: np.ndarray  # endgame scale / 64 if White is the stronger side
     scale_black: np.ndarray
     result: np.ndarray  # the fitting target: the game result, or a blend with a score
-    score: np.ndarray  # an engine's score (cp, White's view); NaN where the data has none
+    score: np.ndarray  # the data's score (cp, White's view)
     count: int
 
     def subset(self, keep: np.ndarray) -> Dataset:
@@ -194,53 +197,38 @@ class Dataset:
 _Row = tuple[dict[int, int], int, int, int, float, float]
 
 
-def _split(line: str) -> tuple[str, str, float]:
-    """FEN, result and score (NaN if absent) of a ``FEN;RESULT[;SCORE]`` line."""
-    fields = line.split(";")
-    if len(fields) not in (2, 3) or fields[1].strip() not in RESULTS:
-        raise ValueError(f"expected FEN;RESULT or FEN;RESULT;SCORE, got {line[:60]!r}")
-    score = math.nan
-    if len(fields) == 3:
-        try:
-            score = float(fields[2])
-        except ValueError:
-            raise ValueError(f"bad score {fields[2]!r}") from None
-    return fields[0].strip(), fields[1].strip(), score
-
-
-def _position_row(line: str) -> _Row:
-    fen, result, score = _split(line)
-    board = chess.Board(fen)
+def _position_row(sample: Sample) -> _Row:
+    board = chess.Board(sample.fen)
     scale_white, scale_black = feat.scale_factors(board)
     return (
         feat.features(board),
         feat.game_phase(board),
         scale_white,
         scale_black,
-        RESULTS[result],
-        score,
+        RESULTS[sample.result],
+        float(sample.score),
     )
 
 
-def _rows_of(lines: list[str]) -> list[_Row]:
-    return [_position_row(line) for line in lines]
+def _rows_of(samples: list[Sample]) -> list[_Row]:
+    return [_position_row(sample) for sample in samples]
 
 
 def load(paths: list[Path], workers: int) -> Dataset:
     """Read and featurise the positions of ``paths`` (in order)."""
-    lines: list[str] = []
+    samples: list[Sample] = []
     for path in paths:
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            line = line.strip()
-            if not line:
+        if not path.is_file():
+            raise DataError(f"cannot read {str(path)!r}: no such file")
+        for where, record in read_records(path):
+            if not isinstance(record, Sample):
                 continue
-            try:
-                _split(line)
-            except ValueError as error:
-                raise ValueError(f"{path}:{number}: {error}") from None
-            lines.append(line)
+            if record.result not in RESULTS:
+                raise DataError(f"{where}: no game result ({record.result!r}): tune needs one")
+            board_of(record, where)
+            samples.append(record)
     chunk = 2000
-    chunks = [lines[i : i + chunk] for i in range(0, len(lines), chunk)]
+    chunks = [samples[i : i + chunk] for i in range(0, len(samples), chunk)]
     if workers > 1 and len(chunks) > 1:
         with ProcessPoolExecutor(workers) as pool:
             parts = list(pool.map(_rows_of, chunks))
@@ -460,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         data = load(args.data, args.workers)
-    except (OSError, ValueError) as error:
+    except (OSError, DataError) as error:
         print(f"tune: {error}", file=sys.stderr)
         return 2
     if data.count < 10 * HOLD_OUT_BLOCK:
@@ -475,9 +463,6 @@ def main(argv: list[str] | None = None) -> int:
     games_train, games_test = train, test  # labelled by game results alone
     target = "game results"
     if args.score_weight > 0:
-        if np.isnan(data.score).any():
-            print("tune: --score-weight needs a SCORE on every line", file=sys.stderr)
-            return 2
         # The score's own scale, fitted to the results, turns it into an expectation.
         score_k = best_scale(train.data.score, train.data.result)
         train = Model(blend_targets(train.data, args.score_weight, score_k))
