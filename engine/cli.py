@@ -658,10 +658,18 @@ def _annotate(args: argparse.Namespace) -> int:
     from engine.analysis.annotate import annotate_game, game_report, plot_evaluation
     from engine.analysis.api import Analyser
     from engine.analysis.inputs import stopped_at
-    from engine.analysis.outputs import overwrite_problem
-    from engine.analysis.plots import PlotUnavailableError
+    from engine.analysis.outputs import (
+        CUTOFF_PGN,
+        PLOT,
+        json_lines_kind,
+        overwrite_problem,
+        replace_problem,
+    )
+    from engine.analysis.plots import PlotUnavailableError, plot_file
 
     errors = _Errors("cutoff annotate")
+    # The report's lines, as written below: the game's number and players first.
+    report_kind = json_lines_kind("a cutoff annotate --json report", ("game", "white", "black"))
     if args.plot is not None:
         try:
             import matplotlib  # noqa: F401
@@ -671,8 +679,18 @@ def _annotate(args: argparse.Namespace) -> int:
     if not args.pgn.is_file():
         errors(f"{args.pgn}: {'not a file' if args.pgn.exists() else 'no such file'}")
         return EXIT_USAGE
-    outputs = [("-o", args.output), ("--plot", args.plot), ("--json", args.json)]
-    problem = overwrite_problem(outputs, [args.pgn])
+    plots = [] if args.plot is None else [plot_file(args.plot)]
+    if args.plot is not None:
+        # One graph per game: the second game's is PLOT-2.png, and so on.
+        plots += [_numbered(plots[0], number) for number in range(2, _game_count(args.pgn) + 1)]
+    outputs = [("-o", args.output), *(("--plot", path) for path in plots), ("--json", args.json)]
+    problem = overwrite_problem(outputs, [args.pgn]) or replace_problem(
+        [
+            ("-o", args.output, CUTOFF_PGN),
+            *(("--plot", path, PLOT) for path in plots),
+            ("--json", args.json, report_kind),
+        ]
+    )
     if problem:
         errors(problem)
         return EXIT_USAGE
@@ -747,6 +765,18 @@ def _annotate(args: argparse.Namespace) -> int:
     if games == 0 and errors.count == 0:
         errors(f"{args.pgn}: no games")
     return EXIT_FAILED if errors.count else EXIT_OK
+
+
+def _game_count(path: Path) -> int:
+    """How many games ``path`` holds at most (their tag sections), read quickly."""
+    count = 0
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            while chess.pgn.read_headers(handle) is not None:
+                count += 1
+    except OSError:
+        pass  # reading the games will say why
+    return count
 
 
 def _numbered(path: Path, number: int) -> Path:

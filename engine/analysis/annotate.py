@@ -36,7 +36,7 @@ import chess.pgn
 
 from engine.analysis.accuracy import PHASES, SideFigures, game_figures, phases, win_percent
 from engine.analysis.api import GamePosition
-from engine.analysis.plots import use_file_backend
+from engine.analysis.plots import save_figure, use_file_backend
 from engine.core.wdl import lichess_winning_chances, model_winning_chances
 
 CP_CEILING = 1000
@@ -237,6 +237,9 @@ def annotate_game(
     """
     annotated = chess.pgn.Game()
     annotated.headers.update(game.headers)
+    # The annotations are the engine's (the source's own comments are not copied); the
+    # tag is also how a later run knows the file as its own (``outputs.CUTOFF_PGN``).
+    annotated.headers["Annotator"] = engine_label
     annotated.setup(game.board())
     judgements = judge(positions, win_model)
     node: chess.pgn.GameNode = annotated
@@ -318,5 +321,5 @@ def plot_evaluation(
     axes.set_title(title)
     axes.legend(loc="lower left", fontsize=8, frameon=False)
     figure.tight_layout()
-    figure.savefig(path)
+    save_figure(figure, path)
     plt.close(figure)

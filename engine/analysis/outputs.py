@@ -1,18 +1,30 @@
-"""Output files that must not destroy what a command reads: the one check every tool shares.
+"""Output files that must not destroy what a command reads, nor another program's file:
+the two checks every tool shares.
 
 A tool that writes files (``cutoff analyse -o``, ``cutoff annotate -o/--json/--plot``,
 the match tools' ``--pgn``, ``--json``, ``--plot``, ``-o``) calls ``overwrite_problem``
 with its outputs and its inputs before it writes or truncates anything: an output
 that is an input (the same file by name, by a hard link or by a symbolic link, or the
-file on stdin), or two outputs that are one file, is refused with one line. This
-module must not open files for writing nor know any one tool's options.
+file on stdin), or two outputs that are one file, is refused with one line. It then
+calls ``replace_problem`` with the outputs it replaces (not those it appends to): one
+that exists, is a regular file and is not empty must be recognisably Cutoff's own
+output of its ``Kind`` (the marker Cutoff writes: the PGN ``Annotator`` tag, a plot's
+metadata, a summary's keys...), else it is refused with one line and left as it was.
+This module owns the recognising; it must not open files for writing nor know any
+one tool's options.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import stat
+import struct
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Union
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -66,3 +78,177 @@ def overwrite_problem(
                 )
         seen.append((option, path, status, real))
     return None
+
+
+MARK = "Cutoff"
+"""What Cutoff writes as the author of its files: the PGN ``Annotator`` tag's first
+word, a plot's ``Software`` (PNG) or ``Creator`` (SVG, PDF, PostScript) metadata."""
+
+HEAD_BYTES = 1 << 16
+"""How much of a file is read to find a marker at its start."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of output: ``what`` it is, for the message (``a plot written by
+    Cutoff``), and ``ours``, whether an existing file is one (it may raise OSError)."""
+
+    what: str
+    ours: Callable[[Path], bool]
+
+
+def replace_problem(outputs: Iterable[tuple[str, Optional[StrPath], Kind]]) -> Optional[str]:
+    """Why replacing one of ``outputs`` (each: the option that names it, its path or
+    None, its kind) would destroy a file that is not Cutoff's output of that kind, as
+    one line; None when none would. A missing or empty file, ``-`` (stdout) and what
+    is not a regular file (``/dev/null``) may be written."""
+    for option, path, kind in outputs:
+        if path is None or os.fspath(path) == STDIN:
+            continue
+        try:
+            status = os.stat(path)
+        except OSError:
+            continue  # no such file: writing it will say why it cannot, if it cannot
+        if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+            continue
+        try:
+            ours = kind.ours(Path(path))
+        except OSError as exc:
+            return f"{option} {path}: cannot read it to check it is {kind.what}: {exc.strerror}"
+        if not ours:
+            return (
+                f"{option} {path} exists and is not {kind.what}; delete it or choose another name"
+            )
+    return None
+
+
+def _head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(size)
+
+
+_TAG = re.compile(r'\[\s*(\w+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
+
+
+def pgn_tags(path: Path) -> dict[str, str]:
+    """The tags of the first game of the PGN at ``path`` (blank and ``%`` lines
+    before it skipped); empty when the file does not start with a tag."""
+    text = _head(path).decode("utf-8", errors="replace").lstrip("\ufeff")
+    tags: dict[str, str] = {}
+    for line in text.splitlines():
+        if not tags and (not line.strip() or line.startswith("%")):
+            continue
+        match = _TAG.match(line.strip())
+        if match is None:
+            break
+        tags[match.group(1)] = match.group(2)
+    return tags
+
+
+def pgn_kind(what: str, ours: Callable[[dict[str, str]], bool]) -> Kind:
+    """PGN whose first game's tags pass ``ours``."""
+    return Kind(what, lambda path: ours(pgn_tags(path)))
+
+
+CUTOFF_PGN = pgn_kind(
+    "a PGN written by Cutoff",
+    lambda tags: tags.get("Annotator", "").split(" ", 1)[0].rstrip(",") == MARK,
+)
+"""Games Cutoff writes itself (``cutoff annotate``, ``opening_lines``): their
+``Annotator`` tag starts with ``Cutoff``."""
+
+
+def json_kind(what: str, keys: tuple[str, ...]) -> Kind:
+    """A JSON file holding one object with all of ``keys``."""
+
+    def ours(path: Path) -> bool:
+        try:
+            data = json.loads(path.read_bytes())
+        except ValueError:
+            return False
+        return isinstance(data, dict) and all(key in data for key in keys)
+
+    return Kind(what, ours)
+
+
+def json_lines_kind(what: str, keys: tuple[str, ...]) -> Kind:
+    """JSON lines whose first is an object with all of ``keys``, the first of them
+    written first (so that a first line cut short by a killed run is known too)."""
+    start = b'{"' + keys[0].encode() + b'": '
+
+    def ours(path: Path) -> bool:
+        head = _head(path)
+        line, ended, _ = head.partition(b"\n")
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return not ended and len(head) < HEAD_BYTES and head.startswith(start)
+        return isinstance(data, dict) and all(key in data for key in keys)
+
+    return Kind(what, ours)
+
+
+def text_kind(what: str, first: str) -> Kind:
+    """Text whose first line starts with ``first``."""
+    return Kind(what, lambda path: _head(path, 4096).startswith(first.encode()))
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_text(path: Path) -> dict[str, str]:
+    """The ``tEXt`` chunks before the image data of the PNG at ``path``."""
+    found: dict[str, str] = {}
+    with path.open("rb") as handle:
+        if handle.read(8) != PNG_SIGNATURE:
+            return found
+        while True:
+            header = handle.read(8)
+            if len(header) < 8:
+                return found
+            length, name = struct.unpack(">I4s", header)
+            if name in (b"IDAT", b"IEND") or length > HEAD_BYTES:
+                return found
+            data = handle.read(length + 4)[:length]  # and the CRC, not checked
+            if name == b"tEXt":
+                key, _, value = data.partition(b"\0")
+                found[key.decode("latin-1")] = value.decode("latin-1")
+
+
+def _plot_is_ours(path: Path) -> bool:
+    head = _head(path)
+    if head.startswith(PNG_SIGNATURE):
+        return _png_text(path).get("Software", "").startswith(MARK)
+    mark = MARK.encode()
+    if head.startswith(b"%PDF"):
+        return b"/Creator (" + mark in path.read_bytes()
+    if head.startswith(b"%!PS"):
+        return b"%%Creator: " + mark in head
+    if head.lstrip().startswith(b"<?xml") and b"<svg" in head:
+        return b"<dc:title>" + mark in head
+    return False
+
+
+PLOT = Kind("a plot written by Cutoff", _plot_is_ours)
+"""Graphs saved by ``engine.analysis.plots.save_figure``; other image formats carry no
+mark, so an existing one is never replaced."""
+
+POLYGLOT_ENTRY = 16
+
+
+def _polyglot_book(path: Path) -> bool:
+    # A Polyglot book has no room for a mark; every one is whole 16-byte entries
+    # sorted by their 64-bit key, which another program's file almost never is.
+    if path.stat().st_size % POLYGLOT_ENTRY:
+        return False
+    last = 0
+    with path.open("rb") as handle:
+        while block := handle.read(POLYGLOT_ENTRY * 4096):
+            for (key,) in struct.iter_unpack(">Q8x", block):
+                if key < last:
+                    return False
+                last = key
+    return True
+
+
+POLYGLOT_BOOK = Kind("a Polyglot book", _polyglot_book)

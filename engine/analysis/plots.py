@@ -1,12 +1,31 @@
 """Plotting's one shared rule: matplotlib is optional and draws without a screen.
 
 Responsible for ``PlotUnavailableError`` (matplotlib is not installed: the ``plot``
-extra) and for selecting matplotlib's file-only backend before pyplot is imported.
-The graphs themselves belong to their modules (annotate, stats); this module must not
-draw or import the engine.
+extra), for selecting matplotlib's file-only backend before pyplot is imported, and
+for saving a graph with Cutoff's mark in its metadata (``save_figure``), by which a
+later run knows the file is its own to replace (``outputs.PLOT``). The graphs
+themselves belong to their modules (annotate, stats, the match tools); this module
+must not draw or import the engine.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+from engine.analysis.outputs import MARK
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+METADATA = {
+    "png": {"Software": MARK},
+    "svg": {"Creator": MARK},
+    "pdf": {"Creator": MARK},
+    "ps": {"Creator": MARK},
+    "eps": {"Creator": MARK},
+}
+"""The mark per format matplotlib can put it in (the others take no metadata)."""
 
 
 class PlotUnavailableError(RuntimeError):
@@ -23,3 +42,19 @@ def use_file_backend() -> None:
             "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
         ) from None
     matplotlib.use("Agg")
+
+
+def plot_file(path: Union[str, Path]) -> Path:
+    """The file ``save_figure`` writes for ``path``: matplotlib adds ``.png`` to a
+    name without a suffix."""
+    path = Path(path)
+    return path if path.suffix else path.with_name(path.name + ".png")
+
+
+def save_figure(figure: Figure, path: Union[str, Path]) -> None:
+    """Save ``figure`` at ``path`` in the format its name ends with (PNG without one),
+    marked as Cutoff's where the format has room."""
+    import matplotlib
+
+    form = Path(path).suffix[1:].lower() or str(matplotlib.rcParams["savefig.format"])
+    figure.savefig(path, metadata=METADATA.get(form))

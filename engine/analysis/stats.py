@@ -39,7 +39,7 @@ from typing import Any, Optional, Union
 
 import chess
 
-from engine.analysis.plots import use_file_backend
+from engine.analysis.plots import save_figure, use_file_backend
 from engine.analysis.textbook import ALL, CUT, PV, Counts, TextbookSearch
 from engine.core.movepick import move_code
 from engine.core.nnue import Incremental
@@ -399,5 +399,5 @@ def plot(data: dict[str, Any], path: Union[str, Path]) -> None:
     axes.legend(fontsize=7, ncol=2)
     axes.grid(True, which="both", alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path)
+    save_figure(figure, path)
     plt.close(figure)

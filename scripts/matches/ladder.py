@@ -36,9 +36,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import overwrite_problem
+from engine.analysis.outputs import (
+    PLOT,
+    Kind,
+    json_kind,
+    overwrite_problem,
+    replace_problem,
+    text_kind,
+)
+from engine.analysis.plots import plot_file, save_figure
 
 from . import elo, match
+from .match_pgn import MATCH_PGN
+from .tally import SUMMARY
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
@@ -47,6 +57,10 @@ PROG = "cutoff-ladder"
 """The tool's name in its usage and messages: the console script's."""
 OWN_OPTIONS = ("--pgn", "--json", "--engine")
 """Match options the ladder sets itself for every level."""
+TABLE_START = "| opponent level |"
+"""How ``ladder.md`` starts (``format_ladder``), by which it is known."""
+LADDER = json_kind("a cutoff-ladder summary", ("engine", "levels", "rating"))
+TABLE = text_kind("a cutoff-ladder table", TABLE_START)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,7 +154,7 @@ def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def format_ladder(summary: dict[str, Any]) -> str:
     """The ladder as a Markdown table and the rating line."""
     lines = [
-        f"| opponent level | {summary['engine']} W / D / L | score | Elo | faults |",
+        f"{TABLE_START} {summary['engine']} W / D / L | score | Elo | faults |",
         "| ---: | --- | ---: | --- | --- |",
     ]
     for row in summary["levels"]:
@@ -197,7 +211,7 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
     axes.legend()
     axes.grid(True, alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path)
+    save_figure(figure, path)
     plt.close(figure)
 
 
@@ -237,12 +251,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     out = Path(args.out)
     # Every file the ladder writes (or deletes, for a level played again), checked
-    # against the openings the matches read, before the first one is touched.
-    names = [
-        f"{level}.{ending}" for level in dict.fromkeys(args.levels) for ending in ("pgn", "json")
-    ]
-    outputs = [("--out", out / name) for name in (*names, "ladder.json", "ladder.md")]
-    problem = overwrite_problem([*outputs, ("--plot", args.plot)], _openings(passthrough))
+    # against the openings the matches read, and as an earlier ladder's file of its
+    # kind, before the first one is touched.
+    kinds: dict[str, Kind] = {}
+    for level in dict.fromkeys(args.levels):
+        kinds |= {f"{level}.pgn": MATCH_PGN, f"{level}.json": SUMMARY}
+    kinds |= {"ladder.json": LADDER, "ladder.md": TABLE}
+    plot = None if args.plot is None else plot_file(args.plot)
+    problem = overwrite_problem(
+        [*(("--out", out / name) for name in kinds), ("--plot", plot)], _openings(passthrough)
+    ) or replace_problem(
+        [*(("--out", out / name, kind) for name, kind in kinds.items()), ("--plot", plot, PLOT)]
+    )
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import chess
 
-from engine.analysis.outputs import overwrite_problem
+from engine.analysis.outputs import overwrite_problem, replace_problem
 
 from ..common import ToolParser
 from . import elo
@@ -24,6 +24,7 @@ from .engines import parse_engine_spec
 from .errors import MatchError
 from .games import DEFAULT_MARGIN_S, DEFAULT_STALL_TIMEOUT_S, DEFAULT_STALL_TIMEOUT_UNTIMED_S
 from .match_openings import DEFAULT_OPENINGS, Opening, load_openings
+from .tally import SUMMARY
 from .time_controls import Limits, parse_tc, positive_float, positive_int
 
 # The project's standard strength test (see scripts/matches/sprt.sh and the README).
@@ -162,10 +163,11 @@ def _apply_preset(args: argparse.Namespace) -> None:
 def build_config(args: argparse.Namespace) -> Config:
     """Validate the arguments and load the openings; MatchError on any bad value."""
     _apply_preset(args)
-    # Before anything is written: --pgn appends to its file, --json replaces its file.
+    # Before anything is written: --pgn appends to its file (never destroying it),
+    # --json replaces its file, so that must be an earlier summary.
     problem = overwrite_problem(
         [("--pgn", args.pgn), ("--json", args.json)], [args.openings] if args.openings else []
-    )
+    ) or replace_problem([("--json", args.json, SUMMARY)])
     if problem:
         raise MatchError(problem)
     if len(args.engine) != 2:

@@ -3,7 +3,9 @@ analyse.
 
 Responsible for what those tools share: every game of every file in order, and the
 check that each file named exists before any is read (so that a typo is one line,
-not a half-finished report). It must not interpret the games: each tool does.
+not a half-finished report); and for knowing a file as a match PGN (``MATCH_PGN``,
+by the tags only the match runner writes). It must not interpret the games: each
+tool does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from pathlib import Path
 from typing import Optional
 
 import chess.pgn
+
+from engine.analysis.outputs import pgn_kind
+
+MATCH_PGN = pgn_kind(
+    "a cutoff-match PGN",
+    lambda tags: "Reason" in tags and "Opening" in tags,
+)
+"""Games of ``cutoff-match``: their first has its ``Reason`` and ``Opening`` tags."""
 
 
 def first_missing(paths: Sequence[str]) -> Optional[str]:

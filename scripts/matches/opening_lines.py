@@ -15,8 +15,10 @@ game's result is ``1/2-1/2`` so that ``polyglot_book`` (which weighs moves by th
 points) keeps every move of a balanced opening.
 
 A line that is not a position, or a position no sequence within the ply limit
-reaches, is reported with its file and line and skipped. This script writes the
-PGN file only; it does not judge or evaluate the openings.
+reaches, is reported with its file and line and skipped. Each game's ``Annotator``
+tag is ``Cutoff opening_lines``: an existing ``-o`` file is replaced only when it
+has that mark (an earlier run's), never when it is another file. This script writes
+the PGN file only; it does not judge or evaluate the openings.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Optional
 import chess
 import chess.pgn
 
-from engine.analysis.outputs import overwrite_problem
+from engine.analysis.outputs import CUTOFF_PGN, MARK, overwrite_problem, replace_problem
 
 from ..common import ToolParser
 
@@ -106,7 +108,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.plies <= 12:
         parser.error("--plies must be 0..12")
-    problem = overwrite_problem([("-o", args.out)], [args.openings])
+    problem = overwrite_problem([("-o", args.out)], [args.openings]) or replace_problem(
+        [("-o", args.out, CUTOFF_PGN)]
+    )
     if problem:
         parser.error(problem)
     try:
@@ -139,6 +143,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             game = chess.pgn.Game()
             game.headers["Event"] = f"{args.openings.name} line {number}"
             game.headers["Result"] = "1/2-1/2"
+            # Who found the moves; also how a later run knows the file as its own.
+            game.headers["Annotator"] = f"{MARK} opening_lines"
             game.add_line(line)
             print(game, file=out, end="\n\n", flush=True)
             written += 1

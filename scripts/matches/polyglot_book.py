@@ -11,7 +11,9 @@ capped at 65,535; moves played in fewer than ``--min-games`` games are left out.
 The file is sorted by key, in the documented Polyglot format (castling written as
 the king taking its rook), so any Polyglot reader and Cutoff's ``BookFile`` read it.
 A game that cannot be read is reported with its file and number, and skipped.
-This script writes the book file only.
+A book has no room for a mark, so an existing ``-o`` file is replaced only when it
+is a Polyglot book (whole 16-byte entries sorted by key, as every book is), never
+when it is another file. This script writes the book file only.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import chess
 import chess.polyglot
 
 from engine.analysis.inputs import read_games
-from engine.analysis.outputs import overwrite_problem
+from engine.analysis.outputs import POLYGLOT_BOOK, overwrite_problem, replace_problem
 
 from ..common import ToolParser
 
@@ -101,7 +103,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.plies < 1 or args.min_games < 1:
         parser.error("--plies and --min-games must be at least 1")
-    problem = overwrite_problem([("-o", args.out)], args.pgn)
+    problem = overwrite_problem([("-o", args.out)], args.pgn) or replace_problem(
+        [("-o", args.out, POLYGLOT_BOOK)]
+    )
     if problem:
         parser.error(problem)
     failures = 0

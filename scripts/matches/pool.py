@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import overwrite_problem
+from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem
+from engine.analysis.plots import plot_file, save_figure
 
 from ..common import EXIT_FAILED, ToolParser
 from . import elo
@@ -328,7 +329,7 @@ def plot_pool(report: dict[str, Any], path: str) -> None:
     axes.set_title(f"{report['engine']}: {report['pooled']['games']} games pooled")
     axes.grid(True, axis="x", alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path)
+    save_figure(figure, path)
     plt.close(figure)
 
 
@@ -367,7 +368,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
-    problem = overwrite_problem([("--plot", args.plot)], args.pgn)
+    plot = None if args.plot is None else plot_file(args.plot)
+    problem = overwrite_problem([("--plot", plot)], args.pgn) or replace_problem(
+        [("--plot", plot, PLOT)]
+    )
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return EXIT_FAILED

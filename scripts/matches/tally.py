@@ -3,9 +3,9 @@
 Responsible for counting finished games from the first engine's point of view (W/D/L,
 pentanomial pair counts, identical pairs, game ends, faults per engine) and for the
 summary built from those counts: the dictionary written as JSON and its text form,
-and the running Elo of the progress line.
-All strength numbers come from ``elo``; this module must not compute statistics of
-its own, play games or print.
+and the running Elo of the progress line, and how a summary file is known
+(``SUMMARY``, so that ``--json`` replaces only one). All strength numbers come from
+``elo``; this module must not compute statistics of its own, play games or print.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Protocol
+
+from engine.analysis.outputs import json_kind
 
 from . import elo
 from .games import GameRecord
@@ -114,6 +116,10 @@ class MatchState(Protocol):
     started: float
 
     def llr(self) -> float: ...
+
+
+SUMMARY = json_kind("a cutoff-match summary", ("engines", "games", "games_planned"))
+"""A file ``summary_dict`` was written to, known by its keys."""
 
 
 def summary_dict(match: MatchState) -> dict[str, Any]:
