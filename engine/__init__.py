@@ -1,6 +1,10 @@
 """Cutoff: a UCI chess engine in Python, built on python-chess.
 
-Architecture map, by layer (one concept per module):
+Architecture map, by layer (one concept per module). This is the one map of engine/'s
+modules, and of perft's: the packages' own docstrings say what a package is for and
+point here. Names are relative to ``engine``, perft's are written in full.
+tests/test_architecture.py fails when a module is missing here or a name here is no
+module. The tools' map is scripts/__init__.py's docstring.
 
 The package root, the compiled build and child processes (``engine``, ``engine.compiled``,
 ``engine.processes``):
@@ -19,6 +23,7 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 - ``core.movepick``      the staged move picker: TT move, captures, killers, quiets, bad captures.
 - ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
                          integers.
+- ``core.nnue_eval``     the network as the search's evaluation: ``NetworkEvaluator``.
 - ``core.pesto``         PeSTO's tables: the tuner's starting point (data only).
 - ``core.position``      chess.Board plus incremental Zobrist key, evaluation terms and key history.
 - ``core.psqt``          the weights' piece-square block folded for incremental updates.
@@ -63,6 +68,15 @@ The command line (``engine.cli``, ``engine.__main__``):
 
 - ``__main__``           ``cutoff``: the UCI loop by default, the subcommands with arguments.
 - ``cli``                the subcommands on argparse: analyse, annotate, stats, bench.
+
+``perft``, beside the engine (it uses the engine, never the reverse): leaf counts of the
+legal move tree, to validate move generation and the incremental state:
+
+- ``perft.core``         the walks: ``perft``, ``divide``, ``perft_checked`` (which also
+                         verifies the engine's incremental state at every node).
+- ``perft.suite``        EPD perft suites (shipped in perft/suites): finding and parsing them.
+- ``perft.cli``          the ``python -m perft`` command line: one position or a suite.
+- ``perft.__main__``     ``python -m perft``: hands the command line to ``perft.cli``.
 
 Dependency rule (tests/test_architecture.py reads the list below): a module
 imports only from its own layer and the layers listed before it, and no imports form

@@ -1,9 +1,8 @@
 """Perft: leaf counts of the legal move tree, to validate move generation and state.
 
-``perft.core`` has the walks (``perft``, ``divide``, and ``perft_checked``, which
-also verifies the engine's incremental state at every node); ``perft.suite``
-reads EPD perft suites, shipped in ``perft/suites``; ``perft.cli`` is
-``python -m perft``. The package does not search or evaluate.
+The package does not search or evaluate; it counts, and checks the engine's
+incremental state on the way. Its modules are mapped, one line each, in
+engine/__init__.py's docstring. ``perft`` and ``divide`` are importable from here.
 """
 
 from __future__ import annotations

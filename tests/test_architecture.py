@@ -1,7 +1,11 @@
-"""The architecture, checked: engine/'s layers and no import cycle in the repository.
+"""The architecture, checked: the module maps, engine/'s layers and no import cycle.
 
-The layers are the list in engine/__init__.py's docstring (``layer N: NAME ...``),
-read from there, so the rule is written once. Every import counts: at the top, in a
+The module maps are the ``- ``NAME``  ...`` lines of engine/__init__.py's docstring
+(engine/'s modules and perft's) and of scripts/__init__.py's (the tools): each must
+name every module of its packages and nothing else, so that a module added, moved or
+removed without its map fails here, by name. The layers are the list in
+engine/__init__.py's docstring (``layer N: NAME ...``), read from there, so the rule
+is written once. Every import counts: at the top, in a
 function, under ``TYPE_CHECKING``; relative ones are resolved. A module may import
 its own layer and the layers before it; no chain of imports may lead back to where it
 started, anywhere in engine/, perft/ and scripts/.
@@ -38,6 +42,44 @@ def module_names(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
                 parts.pop()
             modules[".".join(parts)] = path
     return modules
+
+
+MAP_ENTRY = re.compile(r"^- ``([\w.]+)``", re.MULTILINE)
+
+
+def docstring(path: Path) -> str:
+    """The module docstring of the file at ``path`` (read, not imported)."""
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+def mapped_modules(doc: str, package: str, absolute: tuple[str, ...] = ()) -> list[str]:
+    """The dotted names a map in ``doc`` names: relative to ``package``, except names
+    that start with one of the packages ``absolute``, which are written in full."""
+    return [
+        name if name.split(".")[0] in absolute else f"{package}.{name}"
+        for name in MAP_ENTRY.findall(doc)
+    ]
+
+
+def map_problems(where: str, mapped: list[str], modules: dict[str, Path]) -> list[str]:
+    """Every module (package ``__init__`` files aside: a package is its modules) that
+    the map of ``where`` leaves out, every name it has that is no such module, and
+    every name it has twice, as messages."""
+    wanted = {name for name, path in modules.items() if path.name != "__init__.py"}
+    problems = [
+        f"{name} is missing from {where}'s module map"
+        for name in sorted(wanted)
+        if name not in mapped
+    ]
+    problems += [
+        f"{where}'s module map names {name}, which is no module (stale)"
+        for name in sorted(set(mapped) - wanted)
+    ]
+    problems += [
+        f"{where}'s module map names {name} twice"
+        for name in sorted({name for name in mapped if mapped.count(name) > 1})
+    ]
+    return problems
 
 
 def imports(modules: dict[str, Path]) -> dict[str, set[str]]:
@@ -138,6 +180,35 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_rule_is_written_in_the_package_docstring() -> None:
     layers = read_layers(engine.__doc__ or "")
     assert layers and layers[0][0] == "engine", "engine/__init__.py lists no layers"
+
+
+def test_the_engine_map_names_every_module_of_engine_and_perft() -> None:
+    mapped = mapped_modules(docstring(ROOT / "engine" / "__init__.py"), "engine", ("perft",))
+    problems = map_problems("engine/__init__.py", mapped, module_names(ROOT, ("engine", "perft")))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_scripts_map_names_every_module_of_scripts() -> None:
+    mapped = mapped_modules(docstring(ROOT / "scripts" / "__init__.py"), "scripts")
+    problems = map_problems("scripts/__init__.py", mapped, module_names(ROOT, ("scripts",)))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_map_check_catches_a_missing_a_stale_and_a_double_name(tmp_path: Path) -> None:
+    """The checker itself, on a small tree: a map relative to ``pkg`` that names
+    ``other``'s module in full, leaves one module out, keeps a removed one and names
+    one twice."""
+    files = ("pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/a.py", "pkg/sub/b.py")
+    for name in (*files, "other/__init__.py", "other/c.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    doc = "Map:\n\n- ``sub.a``  a\n- ``sub.gone``  was\n- ``other.c``  c\n- ``sub.a``  again\n"
+    mapped = mapped_modules(doc, "pkg", ("other",))
+    assert map_problems("pkg/__init__.py", mapped, module_names(tmp_path, ("pkg", "other"))) == [
+        "pkg.sub.b is missing from pkg/__init__.py's module map",
+        "pkg/__init__.py's module map names pkg.sub.gone, which is no module (stale)",
+        "pkg/__init__.py's module map names pkg.sub.a twice",
+    ]
 
 
 def test_no_module_imports_from_a_higher_layer() -> None:

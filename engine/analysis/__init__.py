@@ -1,10 +1,10 @@
 """Analysis: the Python API and the tools built on it.
 
-Owns the Python API (``api``: ``Analyser``, results as python-chess InfoDicts),
-positions from files (``inputs``), batch records and their writers (``batch``),
-the execution layer (``parallel``: here, local processes, or Dask), annotated
-games (``annotate``), ``cutoff stats`` and its textbook searches (``stats``,
-``textbook``) and the optional plotting (``plots``).
+Owns the Python API (``Analyser``, results as python-chess InfoDicts), positions
+from files, batch records and their writers, the execution layer (here, local
+processes, or Dask), annotated games and their accuracy, ``cutoff stats`` and its
+textbook searches, and the optional plotting. The modules, one line each: the map
+in engine/__init__.py's docstring.
 
 It imports the play layer and the search core, never the command line. It must not
 read stdin as UCI or write the UCI protocol.

@@ -1,10 +1,11 @@
 """Engine-vs-engine matches and the tools around them.
 
 Responsible for playing UCI engines against each other and reporting the result:
-``match`` (the runner's entry point, ``cutoff-match``) with the modules it is split
-into by concern, ``stats`` (the pure statistics), ``epd_suite`` (test suites,
-``cutoff-epd``), ``variant`` (engine copies with switched constants), ``sprt.sh``
-(the project's standard strength test) and ``openings/`` (the shipped openings).
+the match runner (``cutoff-match``) split by concern, its statistics, pooling and
+rating ladders, EPD test suites, engine variants with switched constants, and the
+post-match reports on clock use and turning points; with the data ``sprt.sh`` (the
+project's standard strength test) and ``openings/`` (the shipped openings). The
+modules, one line each: the map in scripts/__init__.py's docstring.
 
 Nothing in this package imports the Cutoff engine: engines are only ever commands
 (``variant`` copies the engine's source, it does not import it). The one import from
