@@ -24,7 +24,6 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 - ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
                          integers.
 - ``core.nnue_eval``     the network as the search's evaluation: ``NetworkEvaluator``.
-- ``core.pesto``         PeSTO's tables: the tuner's starting point (data only).
 - ``core.position``      chess.Board plus incremental Zobrist key, evaluation terms and key history.
 - ``core.psqt``          the weights' piece-square block folded for incremental updates.
 - ``core.score``         score constants, mate helpers, UCI score formatting.

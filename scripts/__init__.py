@@ -52,6 +52,7 @@ project's standard strength test, and ``openings/``, the shipped openings):
 - ``tuning.make_tuning_data``     labelled positions from self-play games of a UCI engine.
 - ``tuning.score_positions``      a UCI engine's search score added to labelled positions.
 - ``tuning.tune``                 the Texel fit of the evaluation weights (numpy).
+- ``tuning.pesto``                PeSTO's tables: the fit's starting point (data only).
 - ``tuning.fit_wdl``              Cutoff's win/draw/loss model fitted to its own games.
 
 ``training``: training data and training of the learned evaluation (issue 68):

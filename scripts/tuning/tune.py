@@ -24,7 +24,7 @@ from the endgame scale, which is known per position. The fit:
 
 One block of 100 positions in 10 (about a game in ten) is held out and only
 measured. The same data and options give the same weights (full batch, fixed
-order, no randomness). The start point is PeSTO's tables (``engine.core.pesto``) and
+order, no randomness). The start point is PeSTO's tables (``scripts.tuning.pesto``) and
 the hand-set values in ``START`` below; ``--write-start`` writes it unfitted.
 
 The weights go to ``--out`` (default ``weights_tuned.json`` in the current directory);
@@ -51,10 +51,10 @@ import chess
 import numpy as np
 
 from engine.core import features as feat
-from engine.core.pesto import pesto_psqt
 
 from ..common import ToolParser
 from ..training.dataset import DataError, Sample, board_of, read_records
+from .pesto import pesto_psqt
 
 
 def _shipped_weights() -> Path:

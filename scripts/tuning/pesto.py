@@ -4,11 +4,11 @@ The tables are PeSTO's (Ronald Friederich's tuned material + piece-square
 tables as published on the Chess Programming Wiki): middlegame and endgame
 values, tapered by game phase. Rows are written from rank 8 down to rank 1, as
 a board is printed, for White. Cutoff's evaluation before issue 6 was exactly
-these tables; ``scripts.tuning.tune`` starts its fit from them (``pesto_psqt``
-gives them in the layout of ``engine.core.features``).
+these tables; ``tune`` starts its fit from them (``pesto_psqt`` gives them in the
+layout of ``engine.core.features``), which is why they live beside it.
 
-This module must not be imported by the search: the engine's tables are the
-tuned ones in ``engine.core.weights``, folded by ``engine.core.psqt``.
+The engine does not use them: its tables are the tuned ones in
+``engine.core.weights``, folded by ``engine.core.psqt``.
 """
 
 from __future__ import annotations
