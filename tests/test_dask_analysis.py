@@ -139,3 +139,48 @@ def test_a_local_cluster_that_cannot_start_is_one_line(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("cutoff analyse: the local Dask cluster did not start")
+
+
+# Imported first by every Python process on the test's PYTHONPATH: it marks the
+# ``cutoff`` process, and in the processes that one starts (Dask's workers) it
+# refuses every socket connection, so no worker ever reaches the scheduler.
+REFUSING_SITECUSTOMIZE = """
+import os
+import socket
+
+if os.environ.get("CUTOFF_TEST_CHILD"):
+    def _refuse(self, address):
+        raise ConnectionRefusedError(111, "refused by the test's sitecustomize")
+
+    socket.socket.connect = _refuse
+    socket.socket.connect_ex = lambda self, address: 111
+else:
+    os.environ["CUTOFF_TEST_CHILD"] = "1"
+"""
+
+
+def test_a_local_cluster_whose_workers_never_start_is_one_line(tmp_path: Path) -> None:
+    # Dask used to wait for such workers forever: this run hung before its first task.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(REFUSING_SITECUSTOMIZE)
+    epd = tmp_path / "bk.epd"
+    epd.write_text(EPD)
+    done = subprocess.run(
+        [*engine_command(), "analyse", str(epd), "--depth", "2", "--scheduler", "local:2"],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(site), str(REPO)]),
+            # The workers' time to start and reach the scheduler (30 s by default).
+            "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s",
+        },
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "cutoff analyse: the local Dask cluster did not start: "
+        "its workers were not ready within 5 s"
+    ]

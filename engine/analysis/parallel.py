@@ -426,6 +426,7 @@ def dask_setup(worker: object) -> None:
 def _dask_client(scheduler: str) -> Any:
     try:
         import dask
+        from dask.utils import parse_timedelta
         from distributed import Client, LocalCluster
     except ImportError:
         raise SchedulerUnavailableError(f"--scheduler needs Dask: {INSTALL_HINT}") from None
@@ -449,6 +450,9 @@ def _dask_client(scheduler: str) -> Any:
                 "distributed.worker.preload": [__name__],
             }
         )
+        start_timeout = float(
+            parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
+        )
         try:
             cluster = LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers,
@@ -456,12 +460,25 @@ def _dask_client(scheduler: str) -> Any:
                 processes=True,
                 dashboard_address=None,
                 silence_logs=50,
+                # Without it a worker that cannot start or reach the scheduler is
+                # waited for, and retried, forever: the run hangs before its first task.
+                # Dask's own connect timeout (30 s unless configured) bounds it instead.
+                death_timeout=start_timeout,
             )
         except Exception as error:
             # Dask wraps whatever stopped its workers (an unusable temporary directory,
-            # no memory, no ports) in RuntimeError("Cluster failed to start: ...").
+            # no memory, no ports) in RuntimeError("Cluster failed to start: ...");
+            # a start that timed out surfaces as an internal assertion instead.
+            import asyncio
+
+            chain = (error, error.__cause__, error.__context__)
+            reason = (
+                f"its workers were not ready within {start_timeout:g} s"
+                if any(isinstance(e, (TimeoutError, asyncio.TimeoutError)) for e in chain)
+                else str(error)
+            )
             raise SchedulerUnavailableError(
-                f"the local Dask cluster did not start: {error}"
+                f"the local Dask cluster did not start: {reason}"
             ) from None
         return Client(cluster)  # type: ignore[no-untyped-call]
     if not scheduler.startswith(("tcp://", "tls://", "inproc://")):
