@@ -127,3 +127,22 @@ def test_a_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
     proc = run(str(tmp_path / "nope.pgn"))
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"clock_use: error: {tmp_path / 'nope.pgn'}: no such file"
+
+
+def test_a_game_that_cannot_be_replayed_is_one_line_and_the_rest_counts(
+    tmp_path: Path,
+) -> None:
+    pgn = tmp_path / "m.pgn"
+    write_game(pgn, [1.0], [1.0])
+    with pgn.open("a", encoding="utf-8") as handle:
+        handle.write('[White "A"]\n[Black "B"]\n[TimeControl "10+0.1"]\n\n1. Nf3 Qxh7 *\n\n')
+        handle.write('[White "A"]\n[Black "B"]\n[FEN "not a fen"]\n\n1. Nf3 *\n\n')
+    write_game(pgn, [2.0], [2.0])
+    proc = run(str(pgn), "--json")
+    assert proc.returncode == 1  # the report, and a status that says games were left out
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith(f"clock_use: {pgn}: game 2: illegal san: 'Qxh7'")
+    assert lines[1].startswith(f"clock_use: {pgn}: game 3: bad FEN header")
+    out = json.loads(proc.stdout)
+    assert (out["games"], out["skipped"]) == (2, 0)

@@ -140,3 +140,24 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     bad = run(str(pgn), "--margin", "0")
     assert bad.returncode == 2
     assert len(bad.stderr.strip().splitlines()) == 1 and "--margin" in bad.stderr
+
+
+def test_a_game_that_cannot_be_replayed_is_one_line_and_the_rest_counts(
+    tmp_path: Path,
+) -> None:
+    pgn = tmp_path / "m.pgn"
+    write_game(pgn, ["+0.10", "-0.10"], "1/2-1/2")
+    with pgn.open("a", encoding="utf-8") as handle:
+        handle.write('[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. Nf3 Qxh7 1-0\n\n')
+        handle.write(
+            '[White "A"]\n[Black "B"]\n[Result "1-0"]\n[FEN "not a fen"]\n\n1. Nf3 1-0\n\n'
+        )
+    write_game(pgn, ["+0.10", "-0.10"], "1/2-1/2")
+    proc = run(str(pgn), "--json")
+    assert proc.returncode == 1  # the report, and a status that says games were left out
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith(f"turning_points: {pgn}: game 2: illegal san: 'Qxh7'")
+    assert lines[1].startswith(f"turning_points: {pgn}: game 3: bad FEN header")
+    out = json.loads(proc.stdout)
+    assert (out["games"], out["skipped"]) == (2, 0)

@@ -7,8 +7,10 @@ post-match reports on clock use and turning points; with the data ``sprt.sh`` (t
 project's standard strength test) and ``openings/`` (the shipped openings). The
 modules, one line each: the map in scripts/__init__.py's docstring.
 
-Nothing in this package imports the Cutoff engine: engines are only ever commands
-(``variant`` copies the engine's source, it does not import it). The one import from
-``engine`` is its execution layer, ``engine.analysis.parallel`` (which knows nothing about
-chess), for matches on Dask (``match --scheduler``).
+Engines are only ever commands: nothing in this package imports the engine's search
+(``variant`` copies the engine's source, it does not import it). What it takes from
+``engine`` is its execution layer, ``engine.analysis.parallel`` (which knows nothing
+about chess), for matches on Dask (``match --scheduler``), and helpers that play no
+game: the tolerant PGN reader (``engine.analysis.inputs``), the board checks
+(``engine.play.boards``) and the compiled build's file names (``engine.compiled``).
 """

@@ -31,7 +31,7 @@ import chess.pgn
 
 from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
-from .match_pgn import first_missing, games_of
+from .match_pgn import ErrorReport, first_missing, games_of
 from .time_controls import TimeControl, parse_tc
 from .turning_points import PHASES, comment_depth, phase_of
 
@@ -163,10 +163,11 @@ def add_game(report: ClockReport, game: chess.pgn.Game) -> None:
             record.lowest_s = lowest
 
 
-def read_files(paths: Sequence[str]) -> ClockReport:
-    """Every game of every file; a file that cannot be read raises ``OSError``."""
+def read_files(paths: Sequence[str], on_error: ErrorReport) -> ClockReport:
+    """Every game of every file (one that cannot be replayed goes to ``on_error``); a
+    file that cannot be read raises ``OSError``."""
     report = ClockReport()
-    for game in games_of(paths):
+    for game in games_of(paths, on_error):
         add_game(report, game)
     return report
 
@@ -225,8 +226,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
+    reported = 0
+
+    def on_error(message: str) -> None:
+        # One line per game that cannot be replayed; the report covers the others.
+        nonlocal reported
+        reported += 1
+        print(f"{PROG}: {message}", file=sys.stderr)
+
     try:
-        report = read_files(args.pgn)
+        report = read_files(args.pgn, on_error)
     except OSError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return EXIT_FAILED
@@ -245,7 +254,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.phases:
             print()
             print(format_phases(report))
-    return 0
+    return EXIT_FAILED if reported else 0
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Reading the match PGNs that the post-match tools (``clock_use``, ``turning_points``)
 analyse.
 
-Responsible for what those tools share: every game of every file in order, and the
-check that each file named exists before any is read (so that a typo is one line,
-not a half-finished report); and for knowing a file as a match PGN (``MATCH_PGN``,
-by the tags only the match runner writes). It must not interpret the games: each
-tool does.
+Responsible for what those tools share: every game of every file in order, read as
+every other tool reads PGN (``engine.analysis.inputs.read_games``: a game that
+cannot be replayed is one line naming its file and number, and the rest is read),
+and the check that each file named exists before any is read (so that a typo is one
+line, not a half-finished report); and for knowing a file as a match PGN
+(``MATCH_PGN``, by the tags only the match runner writes). It must not interpret the
+games: each tool does.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from typing import Optional
 
 import chess.pgn
 
+from engine.analysis.inputs import ErrorReport, read_games
 from engine.analysis.outputs import pgn_kind
+
+__all__ = ["MATCH_PGN", "ErrorReport", "first_missing", "games_of"]
 
 MATCH_PGN = pgn_kind(
     "a cutoff-match PGN",
@@ -30,9 +35,11 @@ def first_missing(paths: Sequence[str]) -> Optional[str]:
     return next((path for path in paths if not Path(path).is_file()), None)
 
 
-def games_of(paths: Sequence[str]) -> Iterator[chess.pgn.Game]:
-    """Every game of every file, in order; a file that cannot be read raises ``OSError``."""
+def games_of(paths: Sequence[str], on_error: ErrorReport) -> Iterator[chess.pgn.Game]:
+    """Every game of every file that can be replayed, in order; each one that cannot
+    is handed to ``on_error`` as ``FILE: game N: ...`` and skipped. A file that cannot
+    be read raises ``OSError``."""
     for path in paths:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            while (game := chess.pgn.read_game(handle)) is not None:
+            for _, game, _ in read_games(path, handle, on_error):
                 yield game

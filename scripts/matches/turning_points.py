@@ -36,7 +36,7 @@ import chess
 import chess.pgn
 
 from ..common import EXIT_FAILED, ToolParser
-from .match_pgn import first_missing, games_of
+from .match_pgn import ErrorReport, first_missing, games_of
 
 PROG = "turning_points"
 _SCORE_RE = re.compile(r"([+-])(?:M(\d+)|(\d+(?:\.\d+)?))/(\d+)")
@@ -182,10 +182,11 @@ def add_game(report: Report, game: chess.pgn.Game) -> None:
     )
 
 
-def read_files(paths: Sequence[str], margin: float) -> Report:
-    """Every game of every file; a file that cannot be read raises ``OSError``."""
+def read_files(paths: Sequence[str], margin: float, on_error: ErrorReport) -> Report:
+    """Every game of every file (one that cannot be replayed goes to ``on_error``); a
+    file that cannot be read raises ``OSError``."""
     report = Report(margin)
-    for game in games_of(paths):
+    for game in games_of(paths, on_error):
         add_game(report, game)
     return report
 
@@ -241,8 +242,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
+    reported = 0
+
+    def on_error(message: str) -> None:
+        # One line per game that cannot be replayed; the report covers the others.
+        nonlocal reported
+        reported += 1
+        print(f"{PROG}: {message}", file=sys.stderr)
+
     try:
-        report = read_files(args.pgn, args.margin)
+        report = read_files(args.pgn, args.margin, on_error)
     except OSError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return EXIT_FAILED
@@ -257,7 +266,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(format_report(report))
-    return 0
+    return EXIT_FAILED if reported else 0
 
 
 if __name__ == "__main__":
