@@ -59,15 +59,14 @@ project's standard strength test, and ``openings/``, the shipped openings):
 
 - ``training.recipe``             one command from nothing to a trained network.
 - ``training.datagen``            labelled training positions: self-play, PGNs, FEN files.
-- ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines.
+- ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines, and its reader.
+- ``training.engines``            UCI engines for data: the one self-play loop and the one labeller.
 - ``training.games``              match games kept compactly as training data.
 - ``training.leaves``             the positions the search evaluates, sampled for labels.
-- ``training.regroup``            relabelled positions put back into their games.
 - ``training.distill``            positions relabelled with Cutoff's own static evaluation.
 - ``training.fit``                how well evaluations fit labelled positions.
 - ``training.train``              the network trained (PyTorch, the ``train`` extra) and
                                   written.
-- ``training.bench_accumulator``  the network's accumulator forms timed against each other.
 
 ``speed``: speed measurements of the engine:
 

@@ -2,7 +2,7 @@
 
 Responsible for making labelled positions (labelled by a teacher engine or by
 Cutoff itself), their file format, training the network (PyTorch, from the optional
-``train`` extra), all of it in one command, and measuring the network's cost. The
+``train`` extra), and all of it in one command. The
 modules, one line each: the map in scripts/__init__.py's docstring. These tools
 write only the files they are told to write. The engine must never import this
 package.
