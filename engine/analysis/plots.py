@@ -48,7 +48,11 @@ def plot_file(path: Union[str, Path]) -> Path:
     """The file ``save_figure`` writes for ``path``: matplotlib adds ``.png`` to a
     name without a suffix."""
     path = Path(path)
-    return path if path.suffix else path.with_name(path.name + ".png")
+    # A name with no file part ("." or "dir/..") is left as it is, for the check
+    # that refuses a directory to say so.
+    if path.suffix or path.name in ("", ".", ".."):
+        return path
+    return path.with_name(path.name + ".png")
 
 
 def save_figure(figure: Figure, path: Union[str, Path]) -> None:
