@@ -13,7 +13,15 @@ import chess.polyglot
 import pytest
 
 from engine.core.see import see_ge
-from scripts.training.dataset import DONE, RESULTS, SCORE_CLIP_CP, read_samples
+from scripts.training.dataset import (
+    DONE,
+    RESULTS,
+    SCORE_CLIP_CP,
+    Sample,
+    append_member,
+    read_records,
+    read_samples,
+)
 from tests.conftest import REPO, run_repo_script
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
@@ -93,33 +101,65 @@ def test_sources_labelled_quiet_unique_and_resumed(tmp_path: Path) -> None:
     assert any(s.result == "1-0" and s.fen not in tuning for s in again)
 
 
-def test_all_positions_keeps_the_noisy_ones(tmp_path: Path) -> None:
-    # A hanging queen to take, a check, a finished game and a quiet position: the
-    # default keeps only the quiet one; --all-positions all but the finished game.
-    fens = tmp_path / "leaves.fen"
-    fens.write_text(
-        "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1;*\n"
-        "4k3/8/8/8/8/8/3R4/4K2r w - - 0 1;*\n"
-        "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3;*\n"
-        "4k3/8/8/8/8/8/3PP3/4K3 w - - 0 1;*\n"
+def _units(path: Path) -> list[list[tuple[str, str]]]:
+    """The (FEN, result) of each work unit of a data file, as train reads it (the
+    positions after the last ``#done`` are one unit too)."""
+    units: list[list[tuple[str, str]]] = [[]]
+    for _, record in read_records(path):
+        if isinstance(record, Sample):
+            units[-1].append((record.fen, record.result))
+        else:
+            units.append([])
+    return units[:-1] if not units[-1] else units
+
+
+def test_a_data_file_is_relabelled_whole_in_its_games(tmp_path: Path) -> None:
+    # Two games (the first with a hanging queen to take and a position the second
+    # repeats), then positions of no game: relabelled, every position stays, in its
+    # order, with its result, and each game stays one unit for train to hold out.
+    hanging = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1"
+    up = "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"
+    fens = [line.split(";")[0] for line in FENS]
+    source = tmp_path / "old.gz"
+    first = [f"{fen};1999;1-0" for fen in (fens[0], hanging, fens[1])]
+    append_member(source, [*first, f"{DONE}game:1:0"])
+    second = [f"{fen};1999;0-1" for fen in (fens[1], up, *fens[2:5])]
+    append_member(source, [*second, f"{DONE}game:1:1", f"{fens[5]};1999;*"])
+    out = tmp_path / "new.gz"
+    datagen(out, "--fens", str(source))
+    assert (
+        _units(out)
+        == _units(source)
+        == [
+            [(fens[0], "1-0"), (hanging, "1-0"), (fens[1], "1-0")],
+            [(fens[1], "0-1"), (up, "0-1"), *[(fen, "0-1") for fen in fens[2:5]]],
+            [(fens[5], "*")],
+        ]
     )
-    quiet = datagen(tmp_path / "quiet.gz", "--fens", str(fens))
-    assert "positions 1 " in quiet and "not-quiet 3 " in quiet
-    every = datagen(tmp_path / "all.gz", "--fens", str(fens), "--all-positions")
-    assert "positions 3 " in every and "not-quiet 1 " in every
-    kept = [s.fen.split()[0] for s in read_samples(tmp_path / "all.gz")]
-    assert kept == ["4k3/8/8/3q4/8/8/3R4/4K3", "4k3/8/8/8/8/8/3R4/4K2r", "4k3/8/8/8/8/8/3PP3/4K3"]
-    # Self-play keeps its own quiet test: the option is refused beside --games.
-    done = run_repo_script(
-        "training.datagen",
-        str(tmp_path / "o.gz"),
-        "--games",
-        "1",
-        "--all-positions",
-        "--label-depth",
-        "1",
+    scores = {s.fen: s.score for s in read_samples(out)}
+    # The teacher's scores, White's view (White a queen up, Black to move).
+    assert scores[up] > 500 and 1999 not in scores.values()
+    # A rerun finds every unit done; the same file relabelled elsewhere is the same.
+    assert "tasks 0 " in datagen(out, "--fens", str(source))
+    again = tmp_path / "again.gz"
+    datagen(again, "--fens", str(source), "--jobs", "2")
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_text_line_gives_its_result_after_a_score(tmp_path: Path) -> None:
+    # FEN;RESULT, FEN;SCORE;RESULT (an unpacked data file) and an EPD line.
+    fens = [line.split(";")[0] for line in FENS]
+    listed = tmp_path / "list.txt"
+    listed.write_text(
+        f'{fens[0]};0-1\n{fens[1]};-35;1-0\n{" ".join(fens[2].split()[:4])} id "x";\n'
     )
-    assert done.returncode == 2 and "not with --games" in done.stderr
+    datagen(tmp_path / "o.gz", "--fens", str(listed), "--no-qsearch-check")
+    results = {s.fen.split()[0]: s.result for s in read_samples(tmp_path / "o.gz")}
+    assert results == {
+        fens[0].split()[0]: "0-1",
+        fens[1].split()[0]: "1-0",
+        fens[2].split()[0]: "*",
+    }
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
@@ -130,6 +170,15 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"datagen: {bad}:1: bad FEN" in done.stderr
+    assert not (tmp_path / "o.gz").exists()
+    # A data file to relabel is checked before any label: one line naming file:line.
+    data = tmp_path / "bad.gz"
+    append_member(data, [f"{chess.STARTING_FEN};0;1-0", "not a fen;0;1-0"])
+    done = run_repo_script(
+        "training.datagen", str(tmp_path / "o.gz"), "--fens", str(data), "--label-depth", "1"
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and f"datagen: {data}:2: bad FEN" in done.stderr
     assert not (tmp_path / "o.gz").exists()
     # An xz data file is read only: datagen, which appends, refuses to write one.
     done = run_repo_script(

@@ -14,23 +14,28 @@ Positions come from three sources, in this order:
 * ``--pgn FILE``: every position of every game of match PGNs, gzip'd ones too (the
   games kept by scripts.training.games), with the result from the ``Result``
   header, after the first ``--skip-plies`` plies, put through the same quiet test;
-* ``--fens FILE``: one position a line, ``FEN`` or ``FEN;RESULT[;...]`` (the tuning
-  data of scripts.tuning), through the same quiet test.
+* ``--fens FILE``: a text file of one position a line, a FEN or an EPD line, with
+  the result after it (``FEN;RESULT``, ``FEN;*``: the lists ``leaves`` writes) or
+  after a score (``FEN;SCORE;RESULT``), through the same quiet test; or a data file
+  (``.gz`` or ``.xz``: scripts.training.dataset's format, datagen's or
+  make_tuning_data's output), *relabelled whole*: every position kept, in its order,
+  with its RESULT, and each work unit (a game) kept one, its ``#done`` line after it
+  (the positions after the last ``#done`` are relabelled in chunks, each one a unit),
+  so ``train`` holds out the same games. This is how the project relabels data
+  (a deeper teacher, the tuner's target: docs/tuning.md).
 
-Every position must also pass Cutoff's quiescence search: its score must not have the
-opposite sign of the static evaluation (``--no-qsearch-check`` skips this).
-``--all-positions`` keeps every position of ``--pgn`` and ``--fens`` that is not a
-finished game, noisy ones too, with no quiet test and no drop by best move: data to
-judge evaluations on the positions the search really asks about (scripts.training.fit),
-not to train on.
+Every position of the other sources must also pass Cutoff's quiescence search: its
+score must not have the opposite sign of the static evaluation
+(``--no-qsearch-check`` skips this).
 
 Every position is labelled by the teacher (``--teacher``, default Debian's Stockfish)
 at ``--label-depth`` or ``--label-nodes`` from an empty hash, or with
 ``--label-from-play`` by the score of the self-play search that played from it (no
 second search: the fast road when the self-play engine is the teacher). Positions
 whose best move (the teacher's, or the move played) is a capture or a promotion are
-dropped too, as the usual trainers do. Positions are deduplicated by Zobrist key
-(python-chess's polyglot key) against everything in the file.
+dropped too, as the usual trainers do (not those of a data file). Positions are
+deduplicated by Zobrist key (python-chess's polyglot key) against everything in the
+file (a data file's are all kept).
 
 The output is the gzip'd ``FEN;SCORE;RESULT`` format of scripts.training.dataset,
 appended a batch (a gzip member) at a time with ``#done TASK`` lines: run the same
@@ -39,7 +44,9 @@ and chunks already done and appends the rest. The work runs through the project'
 execution layer (engine.analysis.parallel): in this process, in ``--jobs`` local processes or
 on a Dask scheduler (``--scheduler tcp://HOST:8786`` or ``local:N``).
 
-This tool writes nothing but OUT. It must not train (train does).
+It is the project's one tool that labels positions with a teacher engine
+(scripts.training.engines.Labeller); the positions the search evaluates are made by
+``leaves``. This tool writes nothing but OUT. It must not train (train does).
 """
 
 from __future__ import annotations
@@ -80,9 +87,11 @@ from .dataset import (
     DataError,
     Sample,
     append_member,
+    board_of,
     clip,
     format_sample,
     read_lines,
+    read_records,
     recover,
     refuse_archive,
 )
@@ -91,7 +100,7 @@ from .games import open_pgn
 
 PROG = "datagen"
 FENS_PER_TASK = 200
-"""Positions of a ``--fens`` file per work unit."""
+"""Positions of a ``--fens`` file (or after a data file's last ``#done``) per work unit."""
 FLUSH_SECONDS = 5.0
 """How often finished work is appended (a gzip member): what an interruption can lose."""
 QSEARCH_HASH_MB = 1
@@ -104,6 +113,7 @@ class Task(NamedTuple):
     ident: str
     game: int
     positions: tuple[tuple[str, str], ...]  # (FEN, result)
+    whole: bool = False  # a data file's unit: relabelled whole, none dropped
 
 
 class TaskResult(NamedTuple):
@@ -115,6 +125,7 @@ class TaskResult(NamedTuple):
     not_quiet: int
     noisy_best: int
     error: str = ""
+    whole: bool = False
 
 
 class Settings(NamedTuple):
@@ -126,7 +137,6 @@ class Settings(NamedTuple):
     label_nodes: Optional[int]
     label_from_play: bool
     qsearch_check: bool = True
-    all_positions: bool = False
 
 
 def _noisy(board: chess.Board, move: Optional[chess.Move]) -> bool:
@@ -222,14 +232,12 @@ def _run_task(worker: _Worker, task: Task) -> TaskResult:
         played = []
     for index, (fen, result) in enumerate(positions):
         board = chess.Board(fen)
-        if settings.all_positions:
-            # Only a finished game has nothing to label.
-            kept = not board.is_game_over()
-        else:
-            # Self-play positions passed the same test in the game loop.
-            kept = (task.game >= 0 or is_quiet(board)) and (
-                not settings.qsearch_check or worker.quiet().agrees(board)
-            )
+        # A data file's positions were chosen by the tool that made them; self-play
+        # positions passed the same quiet test in the game loop.
+        kept = task.whole or (
+            (task.game >= 0 or is_quiet(board))
+            and (not settings.qsearch_check or worker.quiet().agrees(board))
+        )
         if not kept:
             not_quiet += 1
             continue
@@ -239,12 +247,12 @@ def _run_task(worker: _Worker, task: Task) -> TaskResult:
         else:
             label = worker.teacher().label(board)
         cp, best = label
-        if _noisy(board, best) and not settings.all_positions:
+        if _noisy(board, best) and not task.whole:
             noisy += 1
             continue
         samples.append(Sample(fen, cp, result))
         keys.append(chess.polyglot.zobrist_hash(board))
-    return TaskResult(task.ident, samples, keys, not_quiet, noisy)
+    return TaskResult(task.ident, samples, keys, not_quiet, noisy, whole=task.whole)
 
 
 def work_chunk(settings: Settings, tasks: list[Task]) -> list[TaskResult]:
@@ -284,8 +292,43 @@ def _board(text: str) -> chess.Board:
         return chess.Board.from_epd(text)[0]
 
 
+def _result(fields: list[str]) -> str:
+    """The result of a text line's fields: ``FEN;RESULT[;...]`` or ``FEN;SCORE;RESULT``."""
+    if len(fields) > 1 and fields[1] in RESULTS:
+        return fields[1]
+    if len(fields) > 2 and fields[2] in RESULTS and fields[1].lstrip("-").isdigit():
+        return fields[2]
+    return UNKNOWN
+
+
+def data_tasks(path: Path) -> Iterator[Task]:
+    """A data file's tasks, relabelled whole: one per work unit (its positions up to its
+    ``#done`` line, named after it), then chunks of ``FENS_PER_TASK`` of the positions
+    after the last ``#done``."""
+    if not path.is_file():
+        raise UsageError(f"cannot read {str(path)!r}: no such file")
+    positions: list[tuple[str, str]] = []
+    first = 0
+    for where, record in read_records(path):
+        if isinstance(record, Sample):
+            board_of(record, where)
+            if not positions:
+                first = int(where.rsplit(":", 1)[1])
+            positions.append((record.fen, record.result))
+        else:
+            yield Task(f"data:{path.name}:{record}", -1, tuple(positions), whole=True)
+            positions = []
+    for at in range(0, len(positions), FENS_PER_TASK):
+        chunk = tuple(positions[at : at + FENS_PER_TASK])
+        yield Task(f"data:{path.name}:{first}+{at}", -1, chunk, whole=True)
+
+
 def fen_tasks(path: Path) -> Iterator[Task]:
-    """Tasks of ``FENS_PER_TASK`` lines of a ``FEN[;RESULT[;...]]`` file."""
+    """Tasks of ``FENS_PER_TASK`` lines of a text file of positions (FEN or EPD, with a
+    result: see ``_result``), or a data file's (``data_tasks``)."""
+    if path.suffix in (".gz", ".xz"):
+        yield from data_tasks(path)
+        return
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -296,7 +339,7 @@ def fen_tasks(path: Path) -> Iterator[Task]:
         fields = [field.strip() for field in line.split(";")]
         if not fields[0] or fields[0].startswith("#"):
             continue
-        result = fields[1] if len(fields) > 1 and fields[1] in RESULTS else UNKNOWN
+        result = _result(fields)
         try:
             board = _board(fields[0])
         except ValueError as exc:
@@ -368,17 +411,17 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     src.add_argument("--max-plies", type=int, default=400, help="engine plies before a draw")
     src.add_argument("--skip-plies", type=int, default=8, help="plies of a game not recorded")
     src.add_argument("--pgn", type=Path, nargs="+", default=[], help="match PGN files")
-    src.add_argument("--fens", type=Path, nargs="+", default=[], help="FEN[;RESULT] files")
+    src.add_argument(
+        "--fens",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="FEN/EPD files (FEN;RESULT lines too), or data files (.gz/.xz) to relabel whole",
+    )
     src.add_argument(
         "--no-qsearch-check",
         action="store_true",
         help="skip the check that Cutoff's quiescence score has its static score's sign",
-    )
-    src.add_argument(
-        "--all-positions",
-        action="store_true",
-        help="with --pgn/--fens: keep every unfinished position, noisy ones too "
-        "(to judge evaluations with fit, not to train on)",
     )
     lab = parser.add_argument_group("labels")
     lab.add_argument("--teacher", help="labelling engine command (default: stockfish)")
@@ -403,8 +446,6 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):
         parser.error("no source: give --games, --pgn or --fens")
-    if args.all_positions and args.games:
-        parser.error("--all-positions keeps --pgn and --fens positions: not with --games")
     try:
         refuse_archive(args.out)
     except DataError as error:
@@ -425,8 +466,9 @@ def _tasks(args: Any, errors: list[str]) -> list[Task]:
 
 
 def _known(task: Task, seen: set[int], tally: Tally) -> Task:
-    """``task`` without the positions already in ``seen`` (saves their labels)."""
-    if task.game >= 0:
+    """``task`` without the positions already in ``seen`` (saves their labels); a data
+    file's unit is relabelled whole."""
+    if task.game >= 0 or task.whole:
         return task
     fresh = []
     for fen, result in task.positions:
@@ -451,7 +493,6 @@ def generate(args: Any) -> Tally:
         args.label_nodes,
         args.label_from_play,
         not args.no_qsearch_check,
-        args.all_positions,
     )
     # Start each engine once here, so that a bad --engine or --teacher is one message
     # before any worker exists, not a failure per work unit.
@@ -508,7 +549,7 @@ def _take(result: TaskResult, seen: set[int], tally: Tally) -> None:
     tally.not_quiet += result.not_quiet
     tally.noisy_best += result.noisy_best
     for sample, key in zip(result.samples, result.keys):
-        if key in seen:
+        if key in seen and not result.whole:
             tally.duplicates += 1
             continue
         seen.add(key)

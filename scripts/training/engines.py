@@ -4,9 +4,9 @@ Responsible for starting an engine as every data tool does (the repository root 
 its working directory, one thread, a small hash), the one self-play loop
 (``GameRunner``: a game from an opening and seeded random plies to its end by the
 rules or by adjudication, with the quiet positions it passed) and the one labeller
-(``Labeller``: a teacher's search of a position from an empty hash). datagen and
-scripts.tuning's make_tuning_data and score_positions use them; this module
-writes nothing.
+(``Labeller``: a teacher's search of a position from an empty hash). datagen (the
+one tool that labels with a teacher) and scripts.tuning's make_tuning_data use them;
+this module writes nothing.
 """
 
 from __future__ import annotations
@@ -235,13 +235,10 @@ class Labeller:
         teacher: list[str],
         depth: Optional[int] = None,
         nodes: Optional[int] = None,
-        hash_mb: Optional[int] = TEACHER_HASH_MB,
     ) -> None:
-        """``hash_mb`` None keeps ``start_engine``'s hash (what score_positions' labels
-        were made with: a label depends on the hash size)."""
         self.engine = start_engine(teacher)
-        if hash_mb is not None and "Hash" in self.engine.options:
-            self.engine.configure({"Hash": hash_mb})
+        if "Hash" in self.engine.options:
+            self.engine.configure({"Hash": TEACHER_HASH_MB})
         self.limit = chess.engine.Limit(depth=depth, nodes=nodes)
         self.searches = 0
 

@@ -15,10 +15,9 @@ evaluation's on the same positions (paired, so the positions' own spread cancels
 resolved: what the search reads at its horizon).
 
 Its use is to judge evaluations on positions the training did not see, above all
-the positions the search evaluates (``leaves``, labelled by ``datagen --fens
---all-positions``, noisy ones included): ``train`` reports the loss on its own
-held-out games only. Positions of a finished game (mate, stalemate) are skipped and
-counted. A progress bar counts the positions on a terminal.
+the positions the search evaluates (``leaves``, labelled by ``datagen --fens``):
+``train`` reports the loss on its own held-out games only. Positions of a finished
+game (mate, stalemate) are skipped and counted. A progress bar counts the positions on a terminal.
 
 This module owns that comparison. It must not train, label or choose an evaluation.
 """

@@ -1,11 +1,13 @@
 """Texel tuning of the evaluation: labelled positions, engine scores and the fit.
 
-Responsible for making tuning data (self-play positions with game results, and an
-engine's search score added), fitting the evaluation weights to it, and fitting
-Cutoff's win/draw/loss model to its games. The data is the training data's format
-(scripts.training.dataset); the games and labels come from scripts.training.engines
-(the one self-play loop and the one labeller). The modules, one line each: the map in
-scripts/__init__.py's docstring. These tools write only the files they are told to
-write; in particular ``tune`` replaces the shipped ``engine/core/weights.json`` only
-with ``--install``. The engine must never import this package.
+Responsible for making tuning data (self-play positions with game results and the
+playing engine's scores), fitting the evaluation weights to it, and fitting Cutoff's
+win/draw/loss model to its games. The data is the training data's format
+(scripts.training.dataset): a deeper search's scores replace the playing engine's
+with scripts.training's one labeller (``datagen --fens FILE.gz``); the games come
+from scripts.training.engines' one self-play loop. The modules, one line each: the
+map in scripts/__init__.py's docstring. These tools write only the files they are
+told to write; in particular ``tune`` replaces the shipped
+``engine/core/weights.json`` only with ``--install``. The engine must never import
+this package.
 """

@@ -9,10 +9,11 @@ engine plies). Every position before an engine move, after the first
 ``--skip-plies`` of them, that is not in check and is quiet (no capture or
 promotion wins material by static exchange) is written as ``FEN;SCORE;RESULT``
 (the data format of scripts.training.dataset, gzip'd): SCORE the playing
-engine's own score of it (cp, White's view, clipped to +-2000; ``score_positions``
-replaces it with a deeper search's), RESULT the game's final result from White's
-view (``1-0``, ``1/2-1/2``, ``0-1``). The games are played by the training data's
-self-play loop (scripts.training.engines).
+engine's own score of it (cp, White's view, clipped to +-2000; ``python -m
+scripts.training.datagen OUT.gz --fens FILE.gz`` replaces it with a deeper
+search's), RESULT the game's final result from White's view (``1-0``,
+``1/2-1/2``, ``0-1``). The games are played by the training data's self-play loop
+(scripts.training.engines).
 
 The same arguments give a byte-identical file: lines come in game order
 whatever ``--workers`` is, every game starts the engine afresh with

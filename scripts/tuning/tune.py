@@ -7,7 +7,7 @@
 DATA files hold labelled positions in the data format of scripts.training.dataset
 (``FEN;SCORE;RESULT`` lines, gzip or xz; RESULT ``1-0``, ``1/2-1/2`` or ``0-1``,
 SCORE an engine's score in cp from White's view), as ``make_tuning_data`` writes
-them (the playing engine's score) and ``score_positions`` relabels them (a deeper
+them (the playing engine's score) and ``datagen --fens`` relabels them (a deeper
 search's), and as the training tools read them. With ``--score-weight w`` the
 fitting target is
 ``(1 - w) * result + w * sigmoid(score)``, the score's own K fitted to the results
