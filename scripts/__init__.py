@@ -50,7 +50,6 @@ project's standard strength test, and ``openings/``, the shipped openings):
 ``tuning``: Texel tuning of the hand-written evaluation, and the WDL model's fit:
 
 - ``tuning.make_tuning_data``     labelled positions from self-play games of a UCI engine.
-- ``tuning.score_positions``      a UCI engine's search score added to labelled positions.
 - ``tuning.tune``                 the Texel fit of the evaluation weights (numpy).
 - ``tuning.pesto``                PeSTO's tables: the fit's starting point (data only).
 - ``tuning.fit_wdl``              Cutoff's win/draw/loss model fitted to its own games.
@@ -58,7 +57,7 @@ project's standard strength test, and ``openings/``, the shipped openings):
 ``training``: training data and training of the learned evaluation (issue 68):
 
 - ``training.recipe``             one command from nothing to a trained network.
-- ``training.datagen``            labelled training positions: self-play, PGNs, FEN files.
+- ``training.datagen``            labelled positions: self-play, PGNs, FEN and data files (the one labeller).
 - ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines, and its reader.
 - ``training.engines``            UCI engines for data: the one self-play loop and the one labeller.
 - ``training.games``              match games kept compactly as training data.
