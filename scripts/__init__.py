@@ -57,7 +57,7 @@ project's standard strength test, and ``openings/``, the shipped openings):
 ``training``: training data and training of the learned evaluation (issue 68):
 
 - ``training.recipe``             one command from nothing to a trained network.
-- ``training.datagen``            labelled positions: self-play, PGNs, FEN and data files (the one labeller).
+- ``training.datagen``            the one labeller: self-play, PGNs, FEN lists and data files.
 - ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines, and its reader.
 - ``training.engines``            UCI engines for data: the one self-play loop and the one labeller.
 - ``training.games``              match games kept compactly as training data.
