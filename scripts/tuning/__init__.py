@@ -4,8 +4,8 @@ Responsible for making tuning data (self-play positions with game results and th
 playing engine's scores), fitting the evaluation weights to it, and fitting Cutoff's
 win/draw/loss model to its games. The data is the training data's format
 (scripts.training.dataset): a deeper search's scores replace the playing engine's
-with scripts.training's one labeller (``datagen --fens FILE.gz``); the games come
-from scripts.training.engines' one self-play loop. The modules, one line each: the
+with scripts.training's one labeller (``datagen --fens FILE.gz``); the games are
+played by the one self-play loop, in scripts.training.engines. The modules, one line each: the
 map in scripts/__init__.py's docstring. These tools write only the files they are
 told to write; in particular ``tune`` replaces the shipped
 ``engine/core/weights.json`` only with ``--install``. The engine must never import
