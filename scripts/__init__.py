@@ -70,6 +70,8 @@ project's standard strength test, and ``openings/``, the shipped openings):
 ``speed``: speed measurements of the engine:
 
 - ``speed.speed``                 the search's speed against python-chess's raw perft.
+- ``speed.yardstick``             python-chess's perft rate: the host's speed, which
+                                  scales a ladder's clock.
 - ``speed.compare_nps``           bench nodes/s of several builds, alternating, as ratios.
 - ``speed.eval_profile``          where the evaluation's time goes.
 - ``speed.startup_bench``         process start to ``uciok`` (median of N runs).

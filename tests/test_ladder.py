@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -94,6 +95,17 @@ def test_ladder_plays_each_level_writes_results_and_resumes(tmp_path: Path) -> N
     table = (out / "ladder.md").read_text()
     assert "| 1500 |" in table and "| 1700 |" in table
     assert "Rating on the opponent's scale" in proc.stdout
+    # The host's yardstick, measured since no --perft-rate was given, is printed and kept.
+    measured = re.search(
+        r"yardstick: python-chess perft ([\d,]+) leaves/s on this host", proc.stderr
+    )
+    assert measured, proc.stderr
+    rate = int(measured.group(1).replace(",", ""))
+    assert rate > 0
+    assert summary["yardstick"]["perft_leaves_per_second"] == rate
+    assert summary["yardstick"]["tc"] is None and not summary["yardstick"]["scaled"]
+    assert f"python-chess perft {rate:,} leaves/s; tc not set" in table
+    assert f"python-chess perft {rate:,} leaves/s" in proc.stdout
     if HAS_MATPLOTLIB:
         assert (tmp_path / "ladder.png").read_bytes().startswith(b"\x89PNG")
 
@@ -103,9 +115,64 @@ def test_ladder_plays_each_level_writes_results_and_resumes(tmp_path: Path) -> N
     proc = run_ladder(*args, "--resume")
     assert proc.returncode == 0, proc.stderr
     assert "level 1500" not in proc.stderr and "level 1700" in proc.stderr
+    assert "measuring" not in proc.stderr
+    assert f"perft {rate:,} leaves/s recorded in" in proc.stderr
     assert (out / "1500.pgn").read_text() == kept
     assert json.loads((out / "1700.json").read_text())["games"] == 2
     assert json.loads((out / "ladder.json").read_text())["games"] == 4
+
+
+def test_ladder_scales_its_clock_by_the_perft_rate(tmp_path: Path) -> None:
+    # At 480,000 leaves/s, twice the reference host, 10+0.1 is played as 5+0.05.
+    out = tmp_path / "ladder"
+    args = [
+        "--engine", f"{STUB} name=Rated",
+        "--opponent", f"{STUB} name=Level{{elo}}",
+        "--levels", "1500", "--rounds", "1", "--maxmoves", "12", "--quiet",
+        "--tc", "10+0.1", "--scale-by-perft", "--out", str(out),
+    ]  # fmt: skip
+    proc = run_ladder(*args, "--perft-rate", "480000")
+    assert proc.returncode == 0, proc.stderr
+    assert "measuring" not in proc.stderr
+    assert "perft 480,000 leaves/s given by --perft-rate: 10+0.1 scaled by 0.500 to 5+0.05" in (
+        proc.stderr
+    )
+    with open(out / "1500.pgn", encoding="utf-8") as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None and game.headers["TimeControl"] == "5+0.05"
+    level = json.loads((out / "1500.json").read_text())
+    assert [side["limits"] for side in level["engines"]] == ["tc 5+0.05", "tc 5+0.05"]
+    record = json.loads((out / "ladder.json").read_text())["yardstick"]
+    assert record["perft_leaves_per_second"] == 480000
+    assert (record["tc_given"], record["scaled"], record["tc"]) == ("10+0.1", True, "5+0.05")
+    line = "python-chess perft 480,000 leaves/s; tc 5+0.05 (10+0.1 scaled by 0.500)"
+    assert line in (out / "ladder.md").read_text() and line in proc.stdout
+
+    # --resume plays the unfinished level at the recorded figure's clock, not a new one's.
+    (out / "1500.json").unlink()
+    proc = run_ladder(*args, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "measuring" not in proc.stderr and "480,000 leaves/s recorded in" in proc.stderr
+    with open(out / "1500.pgn", encoding="utf-8") as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None and game.headers["TimeControl"] == "5+0.05"
+    assert json.loads((out / "ladder.json").read_text())["yardstick"] == record
+    # Without --tc, it keeps the recorded clock too.
+    (out / "1500.json").unlink()
+    proc = run_ladder(*args[:-5], "--out", str(out), "--resume")
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "1500.pgn", encoding="utf-8") as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None and game.headers["TimeControl"] == "5+0.05"
+
+    # A resumed ladder whose clock would change is refused, its files left as they were.
+    kept = (out / "ladder.json").read_text()
+    proc = run_ladder(*args, "--resume", "--perft-rate", "240000")
+    assert proc.returncode == 1
+    assert "was played at python-chess perft 480,000 leaves/s; tc 5+0.05" in proc.stderr
+    assert "not tc 10+0.1" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert (out / "ladder.json").read_text() == kept
 
 
 def test_ladder_rates_cutoff(tmp_path: Path) -> None:
@@ -115,7 +182,7 @@ def test_ladder_rates_cutoff(tmp_path: Path) -> None:
         "--opponent", f"{STUB} name=Stub{{elo}}",
         "--levels", "1000",
         "--depth", "2", "--rounds", "1", "--maxmoves", "60", "--quiet",
-        "--resign", "2", "500",
+        "--resign", "2", "500", "--perft-rate", "240000",
         "--out", str(out),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -130,6 +197,9 @@ def test_ladder_rates_cutoff(tmp_path: Path) -> None:
     [
         (["--pgn", "x.pgn"], "--pgn is set per level"),
         (["--opponent", "cmd=stockfish"], "--opponent needs {elo}"),
+        (["--scale-by-perft", "--depth", "1"], "--scale-by-perft scales the clock of --tc"),
+        (["--perft-rate", "fast"], "bad --perft-rate 'fast': not a number"),
+        (["--perft-rate", "0"], "bad --perft-rate '0': must be positive"),
     ],
 )
 def test_ladder_bad_input_is_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
@@ -142,7 +212,7 @@ def test_ladder_stops_on_a_level_that_cannot_start(tmp_path: Path) -> None:
     proc = run_ladder(
         "--engine", STUB,
         "--opponent", "cmd=/nonexistent/engine name=L{elo}",
-        "--levels", "1500", "--depth", "1", "--rounds", "1",
+        "--levels", "1500", "--depth", "1", "--rounds", "1", "--perft-rate", "240000",
         "--out", str(tmp_path / "out"),
     )  # fmt: skip
     assert proc.returncode == 1
@@ -161,7 +231,7 @@ def test_ctrl_c_keeps_the_finished_levels(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [*LADDER, "--engine", f"{STUB} name=Rated", "--opponent", opponent,
          "--levels", "1000", "3", "--depth", "1", "--rounds", "1", "--maxmoves", "5",
-         "--quiet", "--out", str(out)],
+         "--quiet", "--perft-rate", "240000", "--out", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=default_sigint,
     )  # fmt: skip

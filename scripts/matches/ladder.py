@@ -1,8 +1,8 @@
 """A rating ladder: one engine against an opponent at several calibrated levels.
 
 Usage: python -m scripts.matches.ladder --engine SPEC [--opponent TEMPLATE]
-       [--levels 1800 2000 2200] [--out DIR] [--resume] [cutoff-match options]
-       (installed: cutoff-ladder ...)
+       [--levels 1800 2000 2200] [--out DIR] [--resume] [--scale-by-perft]
+       [--perft-rate N] [cutoff-match options]  (installed: cutoff-ladder ...)
 
 Plays one ``cutoff-match`` per level, the engine against the opponent template with
 ``{elo}`` replaced by the level (by default Stockfish with ``UCI_LimitStrength`` and
@@ -16,6 +16,13 @@ level, and the one rating on the opponent's scale that explains all the games
 extra). ``--resume`` keeps every level whose summary shows all its
 planned games and plays the others again, so an interrupted ladder loses at most the
 level it was playing.
+
+Hosts differ in speed, so every ladder prints and records the host's yardstick:
+python-chess's perft rate (``scripts.speed.yardstick``, measured before the first level,
+or given by ``--perft-rate``; ``--resume`` reuses the one in ``ladder.json``). With
+``--scale-by-perft`` the ``--tc`` clock (base and increment) is multiplied by 240,000
+/ that rate, a figure that Cutoff's own speed cannot move. A resumed ladder keeps the
+recorded clock when no ``--tc`` is given, and is refused if its clock would change.
 
 This module only builds the matches' command lines, reads their summaries and writes
 the ladder: games, statistics and faults are the match runner's and ``elo``'. Exit
@@ -36,6 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+import chess
+
 from engine.analysis.outputs import (
     PLOT,
     Kind,
@@ -46,9 +55,12 @@ from engine.analysis.outputs import (
 )
 from engine.analysis.plots import plot_file, save_figure
 
+from ..speed import yardstick
 from . import elo, match
+from .errors import MatchError
 from .match_pgn import MATCH_PGN
 from .tally import SUMMARY
+from .time_controls import TimeControl, parse_tc, positive_float
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 DEFAULT_OPPONENT = f"cmd={STOCKFISH} option.UCI_LimitStrength=true option.UCI_Elo={{elo}}"
@@ -94,7 +106,79 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--plot", metavar="FILE", help="draw score against level (PNG, SVG...; needs matplotlib)"
     )
+    parser.add_argument(
+        "--scale-by-perft",
+        action="store_true",
+        help=(
+            f"multiply --tc by {yardstick.REFERENCE_LEAVES_PER_SECOND:,} / this host's "
+            "python-chess perft leaves/s"
+        ),
+    )
+    parser.add_argument(
+        "--perft-rate",
+        metavar="N",
+        help="this host's python-chess perft leaves/s, measured earlier (default: measure it)",
+    )
     return parser
+
+
+def _tc_option(passthrough: Sequence[str]) -> tuple[Optional[str], list[str]]:
+    """The ``--tc`` value passed to every match (the last one wins, as in the match)
+    and the other options without it."""
+    tc = None
+    rest: list[str] = []
+    options = iter(passthrough)
+    for option in options:
+        if option == "--tc":
+            tc = next(options, None)
+            if tc is None:
+                rest.append(option)  # the match says what is missing
+        elif option.startswith("--tc="):
+            tc = option.split("=", 1)[1]
+        else:
+            rest.append(option)
+    return tc, rest
+
+
+def scaled_tc(tc: TimeControl, factor: float) -> TimeControl:
+    """``tc`` with base and increment multiplied, to 10 ms and 1 ms."""
+    return TimeControl(tc.moves, round(tc.base_s * factor, 2), round(tc.inc_s * factor, 3))
+
+
+def yardstick_record(rate: int, tc: Optional[str], scale: bool) -> dict[str, Any]:
+    """The host's figure and the clock the levels are played at, as ladder.json keeps them."""
+    played = tc
+    if tc is not None and scale:
+        played = scaled_tc(parse_tc(tc), yardstick.scale_factor(rate)).pgn()
+    return {
+        "perft_leaves_per_second": rate,
+        "reference_leaves_per_second": yardstick.REFERENCE_LEAVES_PER_SECOND,
+        "python_chess": chess.__version__,
+        "tc_given": tc,
+        "scaled": scale,
+        "tc": played,
+    }
+
+
+def format_yardstick(record: dict[str, Any]) -> str:
+    """``python-chess perft N leaves/s; tc X`` and how X was made."""
+    rate = record["perft_leaves_per_second"]
+    text = f"python-chess perft {rate:,} leaves/s; tc {record['tc'] or 'not set'}"
+    if record["scaled"]:
+        factor = yardstick.scale_factor(rate)
+        text += f" ({record['tc_given']} scaled by {factor:.3f})"
+    return text
+
+
+def _recorded_yardstick(path: Path) -> Optional[dict[str, Any]]:
+    """The yardstick an earlier run of this ladder recorded, if any."""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")).get("yardstick")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(recorded, dict) and isinstance(recorded.get("perft_leaves_per_second"), int):
+        return recorded
+    return None
 
 
 def _finished(path: Path) -> Optional[dict[str, Any]]:
@@ -137,8 +221,11 @@ def _fmt_elo(row: dict[str, Any]) -> str:
     return f"{row['elo']:+.0f} ± {error:.0f}" if error is not None else f"{row['elo']:+.0f}"
 
 
-def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The ladder as JSON-ready data: the rows and the rating on the opponent's scale."""
+def ladder_summary(
+    name: str, rows: Sequence[dict[str, Any]], host: Optional[dict[str, Any]] = None
+) -> dict[str, Any]:
+    """The ladder as JSON-ready data: the rows, the rating on the opponent's scale and
+    the host's yardstick (``yardstick_record``)."""
     rating, error = elo.rating_on_scale(
         [elo.LevelResult(r["level"], r["wins"], r["draws"], r["losses"]) for r in rows]
     )
@@ -148,6 +235,7 @@ def ladder_summary(name: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "games": sum(r["games"] for r in rows),
         "rating": rating if math.isfinite(rating) else None,
         "rating_error": error if math.isfinite(error) else None,
+        "yardstick": host,
     }
 
 
@@ -174,6 +262,8 @@ def format_ladder(summary: dict[str, Any]) -> str:
             f"Rating on the opponent's scale: {summary['rating']:.0f}{bar}, "
             f"{summary['games']} games"
         )
+    if summary.get("yardstick"):
+        lines.append(format_yardstick(summary["yardstick"]))
     return "\n".join(lines)
 
 
@@ -233,6 +323,49 @@ def _openings(passthrough: Sequence[str]) -> list[str]:
     return files
 
 
+def _host_yardstick(
+    args: argparse.Namespace, passthrough: Sequence[str], out: Path
+) -> dict[str, Any] | str:
+    """The yardstick and clock the levels are played with (printed), or what is wrong.
+
+    A resumed ladder keeps the figure its ``ladder.json`` records and, when no
+    ``--tc`` is given, its clock: its levels must all be played at one clock.
+    """
+    tc, _ = _tc_option(passthrough)
+    scale: bool = args.scale_by_perft
+    try:
+        given = None if args.perft_rate is None else positive_float(args.perft_rate, "--perft-rate")
+        recorded = _recorded_yardstick(out / "ladder.json") if args.resume else None
+        if recorded is not None and tc is None and not scale:
+            tc, scale = recorded.get("tc_given"), bool(recorded.get("scaled"))
+        if tc is not None:
+            parse_tc(tc)
+    except MatchError as err:
+        return str(err)
+    if scale and tc is None:
+        return "--scale-by-perft scales the clock of --tc: give --tc"
+    if given is not None:
+        rate, source = max(1, round(given)), "given by --perft-rate"
+    elif recorded is not None:
+        rate, source = recorded["perft_leaves_per_second"], f"recorded in {out / 'ladder.json'}"
+    else:
+        print(f"{PROG}: measuring python-chess perft...", file=sys.stderr, flush=True)
+        rate, source = yardstick.measure(), "on this host"
+    host = yardstick_record(rate, tc, scale)
+    if recorded is not None and recorded.get("tc") != host["tc"]:
+        return (
+            f"--resume: {str(out / 'ladder.json')!r} was played at "
+            f"{format_yardstick(recorded)}, not tc {host['tc'] or 'not set'}"
+        )
+    line = f"{PROG}: yardstick: python-chess perft {rate:,} leaves/s {source}"
+    if host["scaled"]:
+        line += f": {tc} scaled by {yardstick.scale_factor(rate):.3f} to {host['tc']}"
+    elif tc is not None:
+        line += f": tc {tc} (not scaled)"
+    print(line, file=sys.stderr, flush=True)
+    return host
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Play the ladder the arguments describe; the exit status (module docstring)."""
     args, passthrough = build_parser().parse_known_args(argv)
@@ -266,6 +399,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 1
+    try:
+        host = _host_yardstick(args, passthrough, out)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted before the first level", file=sys.stderr)
+        return 130
+    if isinstance(host, str):
+        print(f"{PROG}: error: {host}", file=sys.stderr)
+        return 1
+    if host["tc"] is not None:
+        passthrough = [*_tc_option(passthrough)[1], "--tc", host["tc"]]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -310,8 +453,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 return 1
         name = summary["engines"][0]["name"]
         rows.append(_row(level, summary))
-        _write(out, ladder_summary(name, rows), args.plot)
-    result = ladder_summary(name, rows)
+        _write(out, ladder_summary(name, rows, host), args.plot)
+    result = ladder_summary(name, rows, host)
     _write(out, result, args.plot)
     print(format_ladder(result))
     return status if status not in (0, 2) else 0

@@ -1,10 +1,10 @@
 """Speed of the engine's search against python-chess's raw perft, in one run.
 
 Prints the bench's nodes/s, python-chess's perft leaves/s (legal generation,
-push/pop at every ply: start position depth 4 and Kiwipete depth 3) and their
-ratio. Times are per-process CPU time, so other load on the machine distorts
-the figures less; with ``--rounds N`` the two measurements alternate and the
-medians are reported. This script measures; it must not change the engine.
+push/pop at every ply: start position depth 4 and Kiwipete depth 3, measured by
+``scripts.speed.yardstick``) and their ratio. Times are per-process CPU time, so other
+load on the machine distorts the figures less; with ``--rounds N`` the two measurements
+alternate and the medians are reported. This script measures; it must not change the engine.
 
 Usage: python -m scripts.speed.speed [--rounds N] [--depth D]
 """
@@ -20,33 +20,7 @@ import chess
 from engine.play.bench import run_bench
 
 from ..common import ToolParser
-
-PERFT_CASES = (
-    (chess.STARTING_FEN, 4, 197281),
-    ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 3, 97862),
-)
-
-
-def perft(board: chess.Board, depth: int) -> int:
-    if depth == 0:
-        return 1
-    nodes = 0
-    for move in board.generate_legal_moves():
-        board.push(move)
-        nodes += perft(board, depth - 1)
-        board.pop()
-    return nodes
-
-
-def perft_leaves_per_second() -> float:
-    leaves = 0
-    start = time.process_time()
-    for fen, depth, expected in PERFT_CASES:
-        count = perft(chess.Board(fen), depth)
-        if count != expected:
-            raise SystemExit(f"speed: perft mismatch on {fen}: {count} != {expected}")
-        leaves += count
-    return leaves / (time.process_time() - start)
+from .yardstick import perft_leaves_per_second
 
 
 def bench_nodes_per_second(depth: int | None) -> tuple[int, float]:
