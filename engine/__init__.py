@@ -17,6 +17,9 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 
 - ``core.attacks``       check detection for the search: is a king attacked, on python-chess's
                          bitboards.
+- ``core.board``        the search board in native 64-bit integers (mypyc): make/unmake, legal
+                         move stages, Polyglot keys, repetitions, SEE (not used by the search
+                         yet).
 - ``core.evaluate``      static evaluation from the side to move's view (fast, cached).
 - ``core.features``      the evaluation's terms as counts: layout and reference extractor.
 - ``core.limits``        ``SearchLimits``: a parsed ``go`` command.
@@ -73,6 +76,8 @@ legal move tree, to validate move generation and the incremental state:
 
 - ``perft.core``         the walks: ``perft``, ``divide``, ``perft_checked`` (which also
                          verifies the engine's incremental state at every node).
+- ``perft.native``       the native search board (``core.board``) as a perft walker and
+                         ``--check-state`` position.
 - ``perft.suite``        EPD perft suites (shipped in perft/suites): finding and parsing them.
 - ``perft.cli``          the ``python -m perft`` command line: one position or a suite.
 - ``perft.__main__``     ``python -m perft``: hands the command line to ``perft.cli``.

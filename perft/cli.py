@@ -41,6 +41,9 @@ DEFAULT_SUITE_MAX_DEPTH = 3
 
 SHORT_FEN_CHARS = 36
 
+BOARDS = ("python-chess", "native")
+"""Values of ``--board``: which board generates the moves and counts."""
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -92,8 +95,18 @@ def _build_parser() -> argparse.ArgumentParser:
         "--check-state",
         action="store_true",
         help=(
-            "walk through engine.core.position.Position and verify its incremental state "
-            "against a from-scratch computation after every push and pop"
+            "walk through engine.core.position.Position (or, with --board native, the "
+            "native board) and verify its incremental state against a from-scratch "
+            "computation and python-chess after every push and pop"
+        ),
+    )
+    parser.add_argument(
+        "--board",
+        choices=BOARDS,
+        default=BOARDS[0],
+        help=(
+            "the board that counts: python-chess's (default) or the engine's native "
+            "search board (engine.core.board)"
         ),
     )
     return parser
@@ -115,13 +128,39 @@ def _parse_depth(text: str, what: str, minimum: int, maximum: Optional[int] = MA
     return value
 
 
-def _engine_position_factory() -> PositionFactory:
-    """``engine.core.position.Position``, imported only when state checks are asked for."""
+def _engine_position_factory(board: str) -> PositionFactory:
+    """``engine.core.position.Position`` (or the native board's walker), imported only
+    when state checks are asked for."""
+    if board == "native":
+        from perft.native import NativePosition
+
+        return NativePosition
     try:
         from engine.core.position import Position
     except ImportError as error:
         raise UsageError(f"--check-state needs engine.core.position.Position: {error}") from None
     return Position
+
+
+class _Counter:
+    """How leaves are counted when no state is checked: python-chess or the native board."""
+
+    def __init__(self, board: str) -> None:
+        self.native = board == "native"
+
+    def perft(self, board: chess.Board, depth: int) -> int:
+        if self.native:
+            from perft.native import native_perft
+
+            return native_perft(board, depth)
+        return perft(board, depth)
+
+    def divide(self, board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
+        if self.native:
+            from perft.native import native_divide
+
+            return native_divide(board, depth)
+        return divide(board, depth)
 
 
 def _rate(nodes: int, seconds: float) -> str:
@@ -134,14 +173,19 @@ def _short_fen(fen: str) -> str:
     return fen[: SHORT_FEN_CHARS - 3] + "..."
 
 
-def _count(board: chess.Board, depth: int, factory: Optional[PositionFactory]) -> int:
+def _count(
+    board: chess.Board, depth: int, factory: Optional[PositionFactory], counter: _Counter
+) -> int:
     if factory is None:
-        return perft(board, depth)
+        return counter.perft(board, depth)
     return perft_checked(board, depth, factory)
 
 
 def _run_position(
-    words: Sequence[str], show_divide: bool, factory: Optional[PositionFactory]
+    words: Sequence[str],
+    show_divide: bool,
+    factory: Optional[PositionFactory],
+    counter: _Counter,
 ) -> int:
     if len(words) < 2:
         raise UsageError("expected a FEN and a depth, or --suite FILE (see --help)")
@@ -156,10 +200,14 @@ def _run_position(
     start = time.perf_counter()
     counts: list[tuple[chess.Move, int]] = []
     if show_divide:
-        counts = divide(board, depth) if factory is None else divide_checked(board, depth, factory)
+        counts = (
+            counter.divide(board, depth)
+            if factory is None
+            else divide_checked(board, depth, factory)
+        )
         nodes = sum(count for _, count in counts)
     else:
-        nodes = _count(board, depth, factory)
+        nodes = _count(board, depth, factory, counter)
     seconds = time.perf_counter() - start
 
     for move, count in counts:
@@ -174,7 +222,9 @@ def _run_position(
     return EXIT_OK
 
 
-def _run_suite(name: str, max_depth: int, factory: Optional[PositionFactory]) -> int:
+def _run_suite(
+    name: str, max_depth: int, factory: Optional[PositionFactory], counter: _Counter
+) -> int:
     try:
         path, display_name = resolve_suite(name)
         suite = load_suite(path, display_name)
@@ -201,7 +251,7 @@ def _run_suite(name: str, max_depth: int, factory: Optional[PositionFactory]) ->
             if depth > max_depth:
                 break
             start = time.perf_counter()
-            got = _count(board, depth, factory)
+            got = _count(board, depth, factory, counter)
             seconds = time.perf_counter() - start
             checks += 1
             total_nodes += got
@@ -238,8 +288,9 @@ def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
     use it to prove that a broken position is caught). Raises ``UsageError``.
     """
     args = _build_parser().parse_args(list(argv))
+    counter = _Counter(args.board)
     if args.check_state and factory is None:
-        factory = _engine_position_factory()
+        factory = _engine_position_factory(args.board)
     elif not args.check_state:
         factory = None
     try:
@@ -253,10 +304,10 @@ def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
                 # No upper bound: suite depths are capped when read, so a large
                 # --max-depth just means "every depth in the file".
                 max_depth = _parse_depth(args.max_depth, "--max-depth", 1, maximum=None)
-            return _run_suite(args.suite, max_depth, factory)
+            return _run_suite(args.suite, max_depth, factory, counter)
         if args.max_depth is not None:
             raise UsageError("--max-depth only applies to --suite")
-        return _run_position(args.position, args.divide, factory)
+        return _run_position(args.position, args.divide, factory, counter)
     except StateMismatchError as error:
         sys.stdout.flush()
         print(f"FAIL {error}", flush=True)

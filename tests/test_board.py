@@ -1,0 +1,296 @@
+"""Tests of the native search board (engine.core.board) against python-chess.
+
+Perft counts of the shipped suites (and ../shared/data's when present) run through
+``python -m perft --board native``, with ``--check-state`` comparing the native
+board's incremental state with a fresh computation and python-chess at every node.
+Seeded random games (standard and Chess960) compare, in every position reached: the
+legal moves, the generation stages, the Polyglot key, checkers, the fifty-move counter,
+repetitions, exchange values with engine.core.see, and what unmake restores. The
+default run takes a small sample; the full suites and more games are marked slow.
+Whichever build of the module the guard loads (compiled or source) is the one tested.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pytest
+
+from engine.core import board as native_board
+from engine.core.board import Board
+from engine.core.see import see_ge
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+SPECIAL_FENS = [
+    KIWIPETE,
+    # En passant: discovered checks along the rank, a pinned capturer.
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "8/8/8/2k5/3Pp3/8/8/4K2Q b - d3 0 1",
+    "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",
+    "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 2",
+    # Castling through and out of check, Chess960-like rights.
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "r3k2r/8/8/8/4r3/8/8/R3K2R w KQkq - 0 1",
+    "r3k2r/8/8/8/8/8/5r2/R3K2R w KQkq - 0 1",
+    "r3k2r/8/8/8/8/8/8/1r2K2R w Kkq - 0 1",
+    # Promotions with and without captures, both sides.
+    "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+    "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+    # Pins along every direction, and double check.
+    "3r3k/b5b1/8/2NNQ3/r1RKP2r/2PBB3/8/q2q2b1 w - - 0 1",
+    "7k/8/8/r1N1K1Rr/8/4B3/8/4q3 w - - 0 1",
+    "1k6/8/8/8/8/2q5/8/K1N1R2r w - - 0 1",
+    "4k3/8/8/8/8/5n2/8/4K2r w - - 0 1",
+    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+]
+
+
+def run_perft(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "perft", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def suite_files() -> list[str]:
+    """The repository's suites, and ../shared/data's perft suites when present."""
+    files = sorted(str(path) for path in (REPO_ROOT / "perft" / "suites").glob("*.epd"))
+    for name in ("perftsuite.epd", "perft_cpw.epd"):
+        if (SHARED_DATA / name).exists():
+            files.append(str(SHARED_DATA / name))
+    return files
+
+
+def assert_suite_passed(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "FAIL" not in result.stdout
+    assert "all passed" in result.stdout.splitlines()[-1]
+
+
+# --- perft through python -m perft ----------------------------------------------
+
+
+def test_perft_native_suites_sample() -> None:
+    for suite in suite_files():
+        assert_suite_passed(run_perft("--suite", suite, "--board", "native", "--max-depth", "2"))
+
+
+def test_perft_native_position_and_divide() -> None:
+    result = run_perft("startpos", "3", "--divide", "--board", "native")
+    assert result.returncode == 0, result.stderr
+    assert "Nodes searched: 8902" in result.stdout
+    assert "e2e4: 600" in result.stdout.splitlines()
+    result = run_perft(*KIWIPETE.split(), "3", "--board", "native")
+    assert "Nodes searched: 97862" in result.stdout
+
+
+def test_perft_native_check_state_sample() -> None:
+    result = run_perft("--suite", "cpw", "--board", "native", "--max-depth", "2", "--check-state")
+    assert_suite_passed(result)
+    assert "incremental state checked at every node" in result.stdout
+
+
+def test_check_state_catches_a_broken_native_board(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perft import cli
+    from perft.native import NativePosition
+
+    class Broken(NativePosition):
+        def push(self, move: chess.Move) -> None:
+            super().push(move)
+            if self.board.is_capture(move) or len(self.board.move_stack) == 2:
+                self.native.key ^= 1
+
+    status = cli.run(["--check-state", "--board", "native", KIWIPETE, "2"], factory=Broken)
+    assert status == cli.EXIT_FAILED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suite", suite_files())
+def test_perft_native_suites_full(suite: str) -> None:
+    assert_suite_passed(
+        run_perft("--suite", suite, "--board", "native", "--max-depth", "4", timeout=3600)
+    )
+
+
+@pytest.mark.slow
+def test_perft_native_check_state_suites() -> None:
+    for suite in suite_files():
+        assert_suite_passed(
+            run_perft(
+                "--suite", suite, "--board", "native", "--max-depth", "3", "--check-state",
+                timeout=3600,
+            )
+        )  # fmt: skip
+
+
+# --- random games against python-chess ------------------------------------------
+
+
+def check_position(native: Board, board: chess.Board) -> None:
+    """Everything the native board says about this position equals python-chess."""
+    fen = board.fen()
+    assert native.fen() == fen
+    assert native.state_errors() == []
+    assert native.polyglot_key() == chess.polyglot.zobrist_hash(board), fen
+    assert native.checkers() == Board.from_bits(board.checkers_mask()), fen
+    assert native.is_check() == board.is_check()
+    assert native.halfmove_clock == board.halfmove_clock
+    assert native.is_fifty_moves() == (board.halfmove_clock >= 100)
+    assert native.is_repetition(2) == board.is_repetition(2), fen
+    assert native.is_repetition(3) == board.is_repetition(3), fen
+    us = native.turn
+    assert native.pinned(us) == Board.from_bits(pinned_mask(board)), fen
+
+    legal = native.legal_moves()
+    moves = [native.to_chess_move(move) for move in legal]
+    assert len(set(moves)) == len(moves)
+    assert set(moves) == set(board.legal_moves), fen
+    for move, chess_move in zip(legal, moves):
+        assert native.from_chess_move(chess_move) == move
+
+    noisy = native.noisy_moves()
+    quiets = native.quiet_moves()
+    if board.is_check():
+        assert sorted(native.evasions()) == sorted(legal)
+    assert sorted(noisy + quiets) == sorted(legal)
+    for move in noisy:
+        chess_move = native.to_chess_move(move)
+        assert board.is_capture(chess_move) or chess_move.promotion
+    for move in quiets:
+        chess_move = native.to_chess_move(move)
+        assert not board.is_capture(chess_move) and not chess_move.promotion
+    checks = {native.to_chess_move(move) for move in native.quiet_checks()}
+    quiet_moves = [native.to_chess_move(move) for move in quiets]
+    assert checks == {move for move in quiet_moves if board.gives_check(move)}
+    for move, chess_move in zip(legal, moves):
+        assert native.gives_check(move) == board.gives_check(chess_move), (fen, chess_move)
+        assert native.is_capture(move) == board.is_capture(chess_move)
+        if board.is_capture(chess_move):
+            for threshold in (-400, -1, 0, 1, 100, 250, 500):
+                expected = see_ge(board, chess_move, threshold)
+                assert native.see_ge(move, threshold) == expected, (fen, chess_move, threshold)
+                assert (native.see(move) >= threshold) == expected, (fen, chess_move, threshold)
+        # make/unmake restores everything.
+        key = native.key
+        native.make(move)
+        native.unmake()
+        assert native.key == key
+        assert native.fen() == fen
+
+    if not board.is_check():
+        native.make_null()
+        board.push(chess.Move.null())
+        assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
+        assert native.fen() == board.fen()
+        board.pop()
+        native.unmake()
+        assert native.fen() == fen
+        assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
+
+
+def pinned_mask(board: chess.Board) -> int:
+    own = board.occupied_co[board.turn]
+    return sum(1 << sq for sq in chess.scan_forward(own) if board.is_pinned(board.turn, sq))
+
+
+def play_random_game(board: chess.Board, rng: random.Random, plies: int) -> None:
+    """Plays ``plies`` random moves on both boards, checking every position, and
+    shuffles back and forth sometimes so that positions repeat."""
+    native = Board.from_chess(board)
+    check_position(native, board)
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves or (board.is_repetition(3) and rng.random() < 0.5):
+            break
+        if len(board.move_stack) >= 2 and rng.random() < 0.4:
+            # Take our last move back by moving the piece home, if legal: repetitions.
+            last = board.move_stack[-2]
+            move = chess.Move(last.to_square, last.from_square)
+            if move not in moves:
+                move = rng.choice(moves)
+        else:
+            captures = [m for m in moves if board.is_capture(m) or m.promotion]
+            pool = captures if captures and rng.random() < 0.4 else moves
+            move = rng.choice(pool)
+        native.make(native.from_chess_move(move))
+        board.push(move)
+        check_position(native, board)
+    # Unmake all the way back: the root is restored.
+    while board.move_stack:
+        board.pop()
+        native.unmake()
+        assert native.fen() == board.fen()
+        assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_games_standard(seed: int) -> None:
+    rng = random.Random(seed)
+    play_random_game(chess.Board(), rng, 80)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_games_chess960(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    board = chess.Board.from_chess960_pos(rng.randrange(960))
+    board.chess960 = True
+    play_random_game(board, rng, 50)
+
+
+@pytest.mark.parametrize("fen", SPECIAL_FENS)
+def test_special_positions(fen: str) -> None:
+    rng = random.Random(fen)
+    play_random_game(chess.Board(fen), rng, 8)
+
+
+def test_from_chess_replays_the_move_stack_for_repetitions() -> None:
+    board = chess.Board()
+    for uci in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]:
+        board.push_uci(uci)
+    native = Board.from_chess(board)
+    assert board.is_repetition(3) and native.is_repetition(3)
+    assert native.fen() == board.fen()
+    assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
+    # Castling in both notations, and the chess960 flag's notation on the way out.
+    board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    native = Board.from_chess(board)
+    assert native.from_chess_move(chess.Move.from_uci("e1g1")) == native.from_chess_move(
+        chess.Move.from_uci("e1h1")
+    )
+    assert native.to_chess_move(native.from_chess_move(chess.Move.from_uci("e1h1"))).uci() == "e1g1"
+    board.chess960 = True
+    native = Board.from_chess(board)
+    assert native.to_chess_move(native.from_chess_move(chess.Move.from_uci("e1g1"))).uci() == "e1h1"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(40))
+def test_random_games_many(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    if seed % 2:
+        board = chess.Board.from_chess960_pos(rng.randrange(960))
+        board.chess960 = True
+    else:
+        board = chess.Board()
+    play_random_game(board, rng, 150)
+
+
+def test_module_helpers() -> None:
+    # Square masks of the high squares survive the build's representation.
+    for sq in (0, 31, 32, 62, 63):
+        assert native_board._popcount(Board.from_bits(1 << sq)) == 1
+        assert native_board._lsb(Board.from_bits(1 << sq)) == sq
+    assert native_board._popcount(Board.from_bits(0xFFFFFFFFFFFFFFFF)) == 64
