@@ -52,6 +52,7 @@ functions below, and the extensions, the manifest and FULL_DIR sit in it."""
 
 COMPILED_MODULES = (
     "attacks",
+    "board",
     "evaluate",
     "features",
     "movepick",
@@ -63,7 +64,8 @@ COMPILED_MODULES = (
     "tt",
 )
 """The modules compiled: the search's hot path (profile of the bench) and what it
-imports from the engine on that path."""
+imports from the engine on that path, and ``board``, the native search board that
+is to replace python-chess's there (it is written for mypyc's ``i64``)."""
 
 GROUP = "_compiled"
 """mypyc compiles the modules as one group whose shared library is

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import chess
+import chess.polyglot
 import pytest
 
 from engine import compiled
@@ -26,6 +28,7 @@ from tests.networks import random_network
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 MODULES = len(compiled.COMPILED_MODULES)
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
 PACKAGE_PATH = compiled.COMPILED_PACKAGE.split(".")
@@ -312,6 +315,23 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert "Modified for mypyc by Cutoff" in notice.split("from __future__")[0]
     for module in compiled.COMPILED_MODULES:
         assert (pkg / (module + SUFFIX)).exists()
+    # The native search board compiled: i64 wraps there, and it still counts right.
+    board_check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import chess, engine.core.board as b; "
+            f"n = b.Board.from_chess(chess.Board('{KIWIPETE}')); "
+            "print(b.__file__.endswith('.py'), b._WRAPS, n.perft(3), n.polyglot_key())",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    expected_key = chess.polyglot.zobrist_hash(chess.Board(KIWIPETE))
+    assert board_check.stdout.split() == ["False", "True", "97862", str(expected_key)], (
+        board_check.stdout + board_check.stderr
+    )
     fast = _cutoff(tmp_path, "bench", "--depth", "5")
     assert fast.returncode == 0, fast.stderr
     assert f"Build: compiled by mypyc ({MODULES} modules, with python-chess)" in fast.stdout
