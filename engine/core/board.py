@@ -82,6 +82,15 @@ for _i in range(64):
     _DEBRUIJN_INDEX[((0x03F79D71B4CB0A89 << _i) & 0xFFFFFFFFFFFFFFFF) >> 58] = _i
 
 _SQ: Final[list[i64]] = [_bb(1 << _s) for _s in range(64)]
+
+
+def _one() -> i64:
+    return 1
+
+
+# Square masks are shifted from this run-time 1: mypyc folds a literal 1 << sq into
+# a 32-bit C shift, and a list read unboxes an int object every time.
+_ONE: Final[i64] = _one()
 _KNIGHT: Final[list[i64]] = [_bb(b) for b in chess.BB_KNIGHT_ATTACKS]
 _KING: Final[list[i64]] = [_bb(b) for b in chess.BB_KING_ATTACKS]
 # _PAWN[colour * 64 + sq]: the squares a pawn of that colour on sq attacks.
@@ -246,6 +255,28 @@ def move_flag(move: i64) -> i64:
 
 
 @final
+class Undo:
+    """What ``Board.unmake`` restores: the move and the state before it."""
+
+    move: i64
+    captured: i64
+    ep_square: i64
+    reversible: i64
+    halfmove_clock: i64
+    castling: i64
+    key: i64
+
+    def __init__(self) -> None:
+        self.move = 0
+        self.captured = 0
+        self.ep_square = NO_SQUARE
+        self.reversible = 0
+        self.halfmove_clock = 0
+        self.castling = 0
+        self.key = 0
+
+
+@final
 class Board:
     """A position with make/unmake, legal move stages, keys and exchange values."""
 
@@ -270,10 +301,9 @@ class Board:
     """Plies since the last move after which no earlier position can repeat."""
     chess960: bool
     mailbox: list[i64]
-    _moves: list[i64]
-    _states: list[i64]
-    _castlings: list[i64]
-    _keys: list[i64]
+    _undo: list[Undo]
+    """One record a ply, kept and reused: no int objects made per move."""
+    _ply: i64
 
     def __init__(self) -> None:
         self.pawns = 0
@@ -293,10 +323,8 @@ class Board:
         self.reversible = 0
         self.chess960 = False
         self.mailbox = [0] * 64
-        self._moves = []
-        self._states = []
-        self._castlings = []
-        self._keys = []
+        self._undo = []
+        self._ply = 0
 
     # --- conversions at the edges ----------------------------------------------
 
@@ -324,7 +352,7 @@ class Board:
         self.key = self.compute_key()
 
     def _put(self, piece: i64, sq: i64) -> None:
-        bit = _SQ[sq]
+        bit = _ONE << sq
         self.mailbox[sq] = piece
         self._toggle(piece, bit)
 
@@ -432,7 +460,7 @@ class Board:
             for rook in reversed(squares):
                 rook_file = rook & 7
                 a_side = rook_file < king_file
-                others = own & self.rooks & backrank & ~_SQ[rook]
+                others = own & self.rooks & backrank & ~(_ONE << rook)
                 ch = "q" if a_side else "k"
                 while others:
                     other = _lsb(others)
@@ -570,21 +598,26 @@ class Board:
         ep_before = self.ep_square
         # python-chess stops its repetition search at a position with legal en passant.
         boundary = ep_before != NO_SQUARE and self._has_legal_ep()
-        self._moves.append(move)
-        self._states.append(
-            captured | ((ep_before) << 4) | (self.reversible << 11) | (self.halfmove_clock << 32)
-        )
+        undo = self._push_undo()
+        undo.move = move
+        undo.captured = captured
+        undo.ep_square = ep_before
+        undo.reversible = self.reversible
+        undo.halfmove_clock = self.halfmove_clock
         rights = self.castling
-        self._castlings.append(rights)
+        undo.castling = rights
         key = self.key
-        self._keys.append(key)
+        undo.key = key
         key ^= self._ep_key()
+        from_bit = _ONE << frm
+        to_bit = _ONE << to
+        # The castling key only when the rights change (it scans the rights).
+        new_rights = rights & ~(from_bit | to_bit)
+        if pt == KING:
+            new_rights &= ~_BACKRANK[us]
         castle_key_before: i64 = 0
-        if rights:
+        if new_rights != rights:
             castle_key_before = self._castling_key()
-
-        from_bit = _SQ[frm]
-        to_bit = _SQ[to]
         if flag == CASTLE:
             back = to & 56
             if to > frm:
@@ -600,8 +633,8 @@ class Board:
             self._toggle(rook, to_bit)
             mailbox[king_to] = piece
             mailbox[rook_to] = rook
-            self._toggle(piece, _SQ[king_to])
-            self._toggle(rook, _SQ[rook_to])
+            self._toggle(piece, (_ONE << king_to))
+            self._toggle(rook, (_ONE << rook_to))
             key ^= (
                 _PIECE_KEY[piece * 64 + frm]
                 ^ _PIECE_KEY[piece * 64 + king_to]
@@ -614,7 +647,7 @@ class Board:
                 capture_sq = to - 8 if us == WHITE else to + 8
                 victim = mailbox[capture_sq]
                 mailbox[capture_sq] = 0
-                self._toggle(victim, _SQ[capture_sq])
+                self._toggle(victim, (_ONE << capture_sq))
                 key ^= _PIECE_KEY[victim * 64 + capture_sq]
             elif captured:
                 self._toggle(captured, to_bit)
@@ -631,11 +664,7 @@ class Board:
             else:
                 self.halfmove_clock += 1
 
-        if rights:
-            if pt == KING:
-                rights &= ~_BACKRANK[us]
-            rights &= ~(from_bit | to_bit)
-            self.castling = rights
+        self.castling = new_rights
         self.ep_square = NO_SQUARE
         if pt == PAWN and (to - frm == 16 or frm - to == 16):
             self.ep_square = (frm + to) >> 1
@@ -644,7 +673,7 @@ class Board:
         self.turn = them
         key ^= _TURN_KEY
         key ^= self._ep_key()
-        if rights != self._castlings[-1]:
+        if new_rights != rights:
             key ^= castle_key_before ^ self._castling_key()
             boundary = True
         self.key = key
@@ -655,13 +684,14 @@ class Board:
 
     def unmake(self) -> None:
         """Take back the last move (or null move)."""
-        move = self._moves.pop()
-        state = self._states.pop()
-        self.castling = self._castlings.pop()
-        self.key = self._keys.pop()
-        self.ep_square = (state >> 4) & 127
-        self.reversible = (state >> 11) & 0x1FFFFF
-        self.halfmove_clock = state >> 32
+        self._ply -= 1
+        undo = self._undo[self._ply]
+        move = undo.move
+        self.castling = undo.castling
+        self.key = undo.key
+        self.ep_square = undo.ep_square
+        self.reversible = undo.reversible
+        self.halfmove_clock = undo.halfmove_clock
         them = self.turn
         us = them ^ 1
         self.turn = us
@@ -686,20 +716,20 @@ class Board:
             rook = ROOK | (us << 3)
             mailbox[king_to] = 0
             mailbox[rook_to] = 0
-            self._toggle(king, _SQ[king_to])
-            self._toggle(rook, _SQ[rook_to])
+            self._toggle(king, (_ONE << king_to))
+            self._toggle(rook, (_ONE << rook_to))
             mailbox[frm] = king
             mailbox[to] = rook
-            self._toggle(king, _SQ[frm])
-            self._toggle(rook, _SQ[to])
+            self._toggle(king, (_ONE << frm))
+            self._toggle(rook, (_ONE << to))
             return
-        to_bit = _SQ[to]
+        to_bit = _ONE << to
         placed = mailbox[to]
         self._toggle(placed, to_bit)
         piece = placed if not promotion else PAWN | (us << 3)
         mailbox[frm] = piece
-        self._toggle(piece, _SQ[frm])
-        captured = state & 15
+        self._toggle(piece, (_ONE << frm))
+        captured = undo.captured
         mailbox[to] = captured
         if captured:
             self._toggle(captured, to_bit)
@@ -707,18 +737,20 @@ class Board:
             capture_sq = to - 8 if us == WHITE else to + 8
             victim = PAWN | (them << 3)
             mailbox[capture_sq] = victim
-            self._toggle(victim, _SQ[capture_sq])
+            self._toggle(victim, (_ONE << capture_sq))
 
     def make_null(self) -> None:
         """Pass the move to the other side (null-move pruning); undo with ``unmake``."""
         boundary = self.ep_square != NO_SQUARE and self._has_legal_ep()
-        self._moves.append(0)
-        self._states.append(
-            (self.ep_square << 4) | (self.reversible << 11) | (self.halfmove_clock << 32)
-        )
-        self._castlings.append(self.castling)
+        undo = self._push_undo()
+        undo.move = 0
+        undo.captured = 0
+        undo.ep_square = self.ep_square
+        undo.reversible = self.reversible
+        undo.halfmove_clock = self.halfmove_clock
+        undo.castling = self.castling
         key = self.key
-        self._keys.append(key)
+        undo.key = key
         key ^= self._ep_key()
         self.ep_square = NO_SQUARE
         if self.turn == BLACK:
@@ -728,9 +760,16 @@ class Board:
         self.halfmove_clock += 1
         self.reversible = 0 if boundary else self.reversible + 1
 
+    def _push_undo(self) -> Undo:
+        ply = self._ply
+        if ply == len(self._undo):
+            self._undo.append(Undo())
+        self._ply = ply + 1
+        return self._undo[ply]
+
     def ply(self) -> i64:
         """Moves (and null moves) made since the board was set up."""
-        return len(self._moves)
+        return self._ply
 
     # --- repetitions and draws -------------------------------------------------
 
@@ -739,15 +778,15 @@ class Board:
         times in all, counting back only to the last irreversible move?"""
         if count <= 1:
             return True
-        keys = self._keys
-        n = len(keys)
+        undo = self._undo
+        n = self._ply
         back = self.reversible
         if back > n:
             back = n
         key = self.key
         k: i64 = 2
         while k <= back:
-            if keys[n - k] == key:
+            if undo[n - k].key == key:
                 count -= 1
                 if count <= 1:
                     return True
@@ -780,11 +819,11 @@ class Board:
         own = self.white if us == WHITE else self.black
         theirs = self.black if us == WHITE else self.white
         occupied = own | theirs
-        ep_bit = _SQ[ep]
+        ep_bit = _ONE << ep
         if occupied & ep_bit:
             return
         capture_sq = ep - 8 if us == WHITE else ep + 8
-        capture_bit = _SQ[capture_sq]
+        capture_bit = _ONE << capture_sq
         if not (theirs & self.pawns & capture_bit):
             return
         if (ep >> 3) != (5 if us == WHITE else 2):
@@ -794,7 +833,7 @@ class Board:
         while capturers:
             frm = _lsb(capturers)
             capturers &= capturers - 1
-            after = (occupied ^ _SQ[frm] ^ capture_bit) | ep_bit
+            after = (occupied ^ (_ONE << frm) ^ capture_bit) | ep_bit
             if not (self.attackers(them, ksq, after) & ~capture_bit):
                 moves.append(frm | (ep << 6) | (EN_PASSANT << 15))
 
@@ -857,7 +896,7 @@ class Board:
             targets &= theirs
 
         # King moves: the destination must be safe with the king gone from its square.
-        without_king = occupied ^ _SQ[ksq]
+        without_king = occupied ^ (_ONE << ksq)
         dests = _KING[ksq] & targets
         while dests:
             to = _lsb(dests)
@@ -885,7 +924,7 @@ class Board:
             frm = _lsb(pieces)
             pieces &= pieces - 1
             dests = bishop_attacks(frm, occupied) & targets & block
-            if pinned & _SQ[frm]:
+            if pinned & (_ONE << frm):
                 dests &= _LINE[ksq * 64 + frm]
             self._add(moves, frm, dests)
         pieces = own & (self.rooks | queens)
@@ -893,7 +932,7 @@ class Board:
             frm = _lsb(pieces)
             pieces &= pieces - 1
             dests = rook_attacks(frm, occupied) & targets & block
-            if pinned & _SQ[frm]:
+            if pinned & (_ONE << frm):
                 dests &= _LINE[ksq * 64 + frm]
             self._add(moves, frm, dests)
 
@@ -906,7 +945,7 @@ class Board:
             frm = _lsb(pieces)
             pieces &= pieces - 1
             allowed = block
-            if pinned & _SQ[frm]:
+            if pinned & (_ONE << frm):
                 allowed &= _LINE[ksq * 64 + frm]
             to = frm + forward
             promotes = (to >> 3) == last_rank
@@ -919,19 +958,19 @@ class Board:
                         self._add_promotions(moves, frm, capture)
                     else:
                         moves.append(frm | (capture << 6))
-            if occupied & _SQ[to]:
+            if occupied & (_ONE << to):
                 continue
             if promotes:
-                if noisy and allowed & _SQ[to]:
+                if noisy and allowed & (_ONE << to):
                     self._add_promotions(moves, frm, to)
                 continue
             if not quiet:
                 continue
-            if allowed & _SQ[to]:
+            if allowed & (_ONE << to):
                 moves.append(frm | (to << 6))
             if (frm >> 3) == start_rank:
                 to2 = to + forward
-                if not (occupied & _SQ[to2]) and allowed & _SQ[to2]:
+                if not (occupied & (_ONE << to2)) and allowed & (_ONE << to2):
                     moves.append(frm | (to2 << 6))
         if noisy and self.ep_square != NO_SQUARE:
             self._generate_ep(moves)
@@ -954,22 +993,22 @@ class Board:
         them = us ^ 1
         back = _BACKRANK[us]
         rights = self.castling & back
-        if not rights or not (_SQ[ksq] & back):
+        if not rights or not ((_ONE << ksq) & back):
             return
         base = ksq & 56
-        king_bit = _SQ[ksq]
+        king_bit = _ONE << ksq
         while rights:
             rook = _lsb(rights)
             rights &= rights - 1
-            rook_bit = _SQ[rook]
+            rook_bit = _ONE << rook
             if rook < ksq:
                 king_to = base + 2
                 rook_to = base + 3
             else:
                 king_to = base + 6
                 rook_to = base + 5
-            king_to_bit = _SQ[king_to]
-            rook_to_bit = _SQ[rook_to]
+            king_to_bit = _ONE << king_to
+            rook_to_bit = _ONE << rook_to
             king_path = _BETWEEN[ksq * 64 + king_to]
             rook_path = _BETWEEN[rook * 64 + rook_to]
             if (occupied ^ king_bit ^ rook_bit) & (
@@ -1002,13 +1041,13 @@ class Board:
         if not attacker:
             attacker = PAWN
         victim = mailbox[to] & 7
-        occupied = (self.white | self.black) ^ _SQ[frm]
+        occupied = (self.white | self.black) ^ (_ONE << frm)
         own = self.white if self.turn == WHITE else self.black
         if not victim:
             if attacker == PAWN and to == self.ep_square and (to - frm) % 8 != 0:
                 victim = PAWN
-                occupied ^= _SQ[to - 8 if self.turn == WHITE else to + 8]
-        elif own & _SQ[to]:
+                occupied ^= _ONE << (to - 8 if self.turn == WHITE else to + 8)
+        elif own & (_ONE << to):
             return threshold <= 0
         swap: i64 = SEE_VALUES[victim] - threshold
         if swap < 0:
@@ -1016,7 +1055,7 @@ class Board:
         swap = SEE_VALUES[attacker] - swap
         if swap <= 0:
             return True
-        occupied |= _SQ[to]
+        occupied |= _ONE << to
         queens = self.queens
         bishops_queens = self.bishops | queens
         rooks_queens = self.rooks | queens
@@ -1107,7 +1146,7 @@ class Board:
             errors.append("piece-type bitboards differ from colour bitboards")
         for sq in range(64):
             piece = self.mailbox[sq]
-            bit = _SQ[sq]
+            bit = _ONE << sq
             if not piece:
                 if occupied & bit:
                     errors.append(f"mailbox empty on occupied {chess.SQUARE_NAMES[sq]}")
