@@ -139,6 +139,10 @@ def test_perft_native_check_state_suites() -> None:
 # --- random games against python-chess ------------------------------------------
 
 
+rng_claims = random.Random(7)
+"""Which positions also check can_claim_threefold (python-chess's is slow)."""
+
+
 def check_position(native: Board, board: chess.Board) -> None:
     """Everything the native board says about this position equals python-chess."""
     fen = board.fen()
@@ -151,6 +155,8 @@ def check_position(native: Board, board: chess.Board) -> None:
     assert native.is_fifty_moves() == (board.halfmove_clock >= 100)
     assert native.is_repetition(2) == board.is_repetition(2), fen
     assert native.is_repetition(3) == board.is_repetition(3), fen
+    if native.is_repetition(2) or rng_claims.random() < 0.1:
+        assert native.can_claim_threefold() == board.can_claim_threefold_repetition(), fen
     us = native.turn
     assert native.pinned(us) == Board.from_bits(pinned_mask(board)), fen
 

@@ -793,6 +793,19 @@ class Board:
             k += 2
         return False
 
+    def can_claim_threefold(self) -> bool:
+        """As python-chess's ``can_claim_threefold_repetition``: the position has
+        occurred three times, or a legal move makes it so."""
+        if self.is_repetition(3):
+            return True
+        for move in self.legal_moves():
+            self.make(move)
+            repeated = self.is_repetition(3)
+            self.unmake()
+            if repeated:
+                return True
+        return False
+
     def is_fifty_moves(self) -> bool:
         """Fifty moves without a capture or pawn move (python-chess also needs a legal
         move: the caller checks for mate first)."""
@@ -869,11 +882,44 @@ class Board:
         return result
 
     def gives_check(self, move: i64) -> bool:
-        """Does the legal ``move`` put the opponent in check?"""
-        self.make(move)
-        check = self.is_check()
-        self.unmake()
-        return check
+        """Does the legal ``move`` put the opponent in check?
+
+        Ordinary moves: the moved piece's attacks from its target, and our sliders
+        uncovered, on the occupancy after the move. Castling, en passant and
+        promotions (rare) are made and taken back."""
+        if move >> 12:
+            self.make(move)
+            check = self.is_check()
+            self.unmake()
+            return check
+        frm = move & 63
+        to = (move >> 6) & 63
+        us = self.turn
+        own = self.white if us == WHITE else self.black
+        theirs = self.black if us == WHITE else self.white
+        ksq = _lsb(self.kings & theirs)
+        king_bit = _ONE << ksq
+        from_bit = _ONE << frm
+        occupied = ((own | theirs) ^ from_bit) | (_ONE << to)
+        pt = self.mailbox[frm] & 7
+        attacks: i64 = 0
+        if pt == PAWN:
+            attacks = _PAWN[us * 64 + to]
+        elif pt == KNIGHT:
+            attacks = _KNIGHT[to]
+        elif pt == BISHOP:
+            attacks = bishop_attacks(to, occupied)
+        elif pt == ROOK:
+            attacks = rook_attacks(to, occupied)
+        elif pt == QUEEN:
+            attacks = bishop_attacks(to, occupied) | rook_attacks(to, occupied)
+        if attacks & king_bit:
+            return True
+        sliders = own & ~from_bit
+        queens = self.queens
+        if bishop_attacks(ksq, occupied) & sliders & (self.bishops | queens):
+            return True
+        return (rook_attacks(ksq, occupied) & sliders & (self.rooks | queens)) != 0
 
     def is_capture(self, move: i64) -> bool:
         flag = (move >> 15) & 3
