@@ -282,6 +282,22 @@ def test_from_chess_replays_the_move_stack_for_repetitions() -> None:
     assert native.to_chess_move(native.from_chess_move(chess.Move.from_uci("e1g1"))).uci() == "e1h1"
 
 
+def test_repetition_ignores_an_en_passant_square_that_cannot_be_taken() -> None:
+    # After d7d5 the pawn on e5 stands beside d5 (Polyglot counts the file) but is
+    # pinned: python-chess sees the position again when the kings come back.
+    board = chess.Board("4r1k1/3p4/8/4P3/8/8/8/4K3 b - - 0 1")
+    native = Board.from_chess(board)
+    for uci in ["d7d5", "e1f1", "g8h8", "f1e1", "h8g8", "e1f1", "g8h8", "f1e1", "h8g8"]:
+        move = chess.Move.from_uci(uci)
+        native.make(native.from_chess_move(move))
+        board.push(move)
+        assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
+        assert native.is_repetition(2) == board.is_repetition(2), uci
+        assert native.is_repetition(3) == board.is_repetition(3), uci
+        assert native.state_errors() == []
+    assert native.is_repetition(3)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_random_games_many(seed: int) -> None:

@@ -265,6 +265,7 @@ class Undo:
     halfmove_clock: i64
     castling: i64
     key: i64
+    rep_key: i64
 
     def __init__(self) -> None:
         self.move = 0
@@ -274,6 +275,7 @@ class Undo:
         self.halfmove_clock = 0
         self.castling = 0
         self.key = 0
+        self.rep_key = 0
 
 
 @final
@@ -297,6 +299,9 @@ class Board:
     halfmove_clock: i64
     fullmove_number: i64
     key: i64
+    """The Polyglot key: en passant counts when a pawn stands beside (legal or not)."""
+    rep_key: i64
+    """``key`` with en passant only when legal, as python-chess's repetitions see it."""
     reversible: i64
     """Plies since the last move after which no earlier position can repeat."""
     chess960: bool
@@ -320,6 +325,7 @@ class Board:
         self.halfmove_clock = 0
         self.fullmove_number = 1
         self.key = 0
+        self.rep_key = 0
         self.reversible = 0
         self.chess960 = False
         self.mailbox = [0] * 64
@@ -350,6 +356,7 @@ class Board:
         self.fullmove_number = board.fullmove_number
         self.chess960 = board.chess960
         self.key = self.compute_key()
+        self.rep_key = self._compute_rep_key()
 
     def _put(self, piece: i64, sq: i64) -> None:
         bit = _ONE << sq
@@ -486,6 +493,12 @@ class Board:
             key ^= _TURN_KEY
         return key
 
+    def _compute_rep_key(self) -> i64:
+        ep_key = self._ep_key()
+        if ep_key and not self._has_legal_ep():
+            return self.key ^ ep_key
+        return self.key
+
     def polyglot_key(self) -> int:
         """``key`` as python-chess's ``chess.polyglot.zobrist_hash`` gives it."""
         return _u64(self.key)
@@ -596,8 +609,10 @@ class Board:
         pt = piece & 7
         captured = mailbox[to] if flag != CASTLE else 0
         ep_before = self.ep_square
-        # python-chess stops its repetition search at a position with legal en passant.
-        boundary = ep_before != NO_SQUARE and self._has_legal_ep()
+        ep_key = self._ep_key()
+        # python-chess stops its repetition search at a position with legal en passant
+        # (its file in the key and the same key for repetitions: see rep_key).
+        boundary = ep_key != 0 and self.rep_key == self.key
         undo = self._push_undo()
         undo.move = move
         undo.captured = captured
@@ -608,7 +623,8 @@ class Board:
         undo.castling = rights
         key = self.key
         undo.key = key
-        key ^= self._ep_key()
+        undo.rep_key = self.rep_key
+        key ^= ep_key
         from_bit = _ONE << frm
         to_bit = _ONE << to
         # The castling key only when the rights change (it scans the rights).
@@ -672,11 +688,15 @@ class Board:
             self.fullmove_number += 1
         self.turn = them
         key ^= _TURN_KEY
-        key ^= self._ep_key()
+        ep_key = self._ep_key()
+        key ^= ep_key
         if new_rights != rights:
             key ^= castle_key_before ^ self._castling_key()
             boundary = True
         self.key = key
+        self.rep_key = key
+        if ep_key and not self._has_legal_ep():
+            self.rep_key = key ^ ep_key
         if boundary or self.halfmove_clock == 0:
             self.reversible = 0
         else:
@@ -689,6 +709,7 @@ class Board:
         move = undo.move
         self.castling = undo.castling
         self.key = undo.key
+        self.rep_key = undo.rep_key
         self.ep_square = undo.ep_square
         self.reversible = undo.reversible
         self.halfmove_clock = undo.halfmove_clock
@@ -741,7 +762,8 @@ class Board:
 
     def make_null(self) -> None:
         """Pass the move to the other side (null-move pruning); undo with ``unmake``."""
-        boundary = self.ep_square != NO_SQUARE and self._has_legal_ep()
+        ep_key = self._ep_key()
+        boundary = ep_key != 0 and self.rep_key == self.key
         undo = self._push_undo()
         undo.move = 0
         undo.captured = 0
@@ -751,12 +773,14 @@ class Board:
         undo.castling = self.castling
         key = self.key
         undo.key = key
-        key ^= self._ep_key()
+        undo.rep_key = self.rep_key
+        key ^= ep_key
         self.ep_square = NO_SQUARE
         if self.turn == BLACK:
             self.fullmove_number += 1
         self.turn ^= 1
         self.key = key ^ _TURN_KEY
+        self.rep_key = self.key
         self.halfmove_clock += 1
         self.reversible = 0 if boundary else self.reversible + 1
 
@@ -783,10 +807,10 @@ class Board:
         back = self.reversible
         if back > n:
             back = n
-        key = self.key
+        key = self.rep_key
         k: i64 = 2
         while k <= back:
-            if undo[n - k].key == key:
+            if undo[n - k].rep_key == key:
                 count -= 1
                 if count <= 1:
                     return True
@@ -1200,6 +1224,8 @@ class Board:
             own = self.black if piece >> 3 else self.white
             if not (own & bit) or not (self._pieces(piece & 7) & bit):
                 errors.append(f"mailbox {piece} on {chess.SQUARE_NAMES[sq]} not in bitboards")
+        if self.rep_key != self._compute_rep_key():
+            errors.append("repetition key differs from a recomputation")
         if self.key != self.compute_key():
             errors.append(
                 f"key {_u64(self.key):016x} != recomputed {_u64(self.compute_key()):016x}"
