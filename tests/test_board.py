@@ -184,7 +184,7 @@ def check_position(native: Board, board: chess.Board) -> None:
     for move, chess_move in zip(legal, moves):
         assert native.gives_check(move) == board.gives_check(chess_move), (fen, chess_move)
         assert native.is_capture(move) == board.is_capture(chess_move)
-        if board.is_capture(chess_move):
+        if board.is_capture(chess_move) or chess_move.promotion:
             for threshold in (-400, -1, 0, 1, 100, 250, 500):
                 expected = see_ge(board, chess_move, threshold)
                 assert native.see_ge(move, threshold) == expected, (fen, chess_move, threshold)
@@ -296,6 +296,37 @@ def test_repetition_ignores_an_en_passant_square_that_cannot_be_taken() -> None:
         assert native.is_repetition(3) == board.is_repetition(3), uci
         assert native.state_errors() == []
     assert native.is_repetition(3)
+
+
+def chess960_middlegames(count: int, seed: int) -> list[chess.Board]:
+    """Chess960 starts with a few random moves played: castling rights of all shapes."""
+    rng = random.Random(seed)
+    boards = []
+    for _ in range(count):
+        board = chess.Board.from_chess960_pos(rng.randrange(960))
+        board.chess960 = True
+        for _ in range(rng.randrange(4, 14)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        boards.append(board)
+    return boards
+
+
+@pytest.mark.parametrize("board", chess960_middlegames(4, 960), ids=lambda board: board.fen())
+def test_chess960_perft_matches_python_chess(board: chess.Board) -> None:
+    from engine.play.boards import perft
+
+    assert Board.from_chess(board).perft(3) == perft(board, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", chess960_middlegames(40, 9600), ids=lambda board: board.fen())
+def test_chess960_perft_matches_python_chess_many(board: chess.Board) -> None:
+    from engine.play.boards import perft
+
+    assert Board.from_chess(board).perft(3) == perft(board, 3)
 
 
 @pytest.mark.slow
