@@ -1,6 +1,7 @@
 """The ``python -m perft`` command line: one position (optionally divided) or a suite.
 
-It parses arguments, runs the walks in ``perft.core`` on suites from
+It parses arguments, runs the walks in ``perft.core`` (or, with ``--board native``,
+``perft.native``'s on the engine's native search board) on suites from
 ``perft.suite``, prints results and returns the exit status: 0 all counts right,
 1 a count or a state check failed, 2 bad input. Bad input gives one line on
 stderr, never a traceback. A bad suite line is one such line; the other lines are
