@@ -486,19 +486,19 @@ def _enough_memory(jobs: int, hash_mb: int) -> Optional[str]:
 
 def _analyse(args: argparse.Namespace) -> int:
     from engine.analysis.batch import (
+        ANALYSIS_OUTPUT,
         BatchSettings,
         ExistingOutput,
         OutputFileError,
         Writer,
         analyse_chunk,
-        check_overwrite,
         failed_records,
         read_output,
         settings_fields,
         settings_problem,
     )
     from engine.analysis.inputs import input_files, parse_move_range, read_positions
-    from engine.analysis.outputs import overwrite_problem
+    from engine.analysis.outputs import overwrite_problem, replace_problem
     from engine.analysis.parallel import (
         SchedulerLostError,
         SchedulerUnavailableError,
@@ -521,20 +521,19 @@ def _analyse(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     problem = (
         overwrite_problem([("-o", args.output)], input_files(args.positions))
+        # Written afresh (not resumed), the file must be an earlier output of ours.
+        or (None if args.resume else replace_problem([("-o", args.output, ANALYSIS_OUTPUT)]))
         or (_writable(args.output) if args.output is not None else None)
         or _enough_memory(args.jobs if args.scheduler is None else 1, args.hash)
     )
     if problem:
         errors(problem)
         return EXIT_USAGE
-    # Before any work: a file that is not this command's output (or, to resume, not
-    # in this form) is never written to.
+    # Before any work: to resume, the file must be this command's output in this form.
     existing: Optional[ExistingOutput] = None
     try:
         if args.resume:
             existing = read_output(args.output, args.form)
-        elif args.output is not None:
-            check_overwrite(args.output)
     except OutputFileError as exc:
         errors(str(exc))
         return EXIT_USAGE

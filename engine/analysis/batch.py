@@ -36,6 +36,7 @@ import chess.engine
 
 from engine.analysis.api import Analyser
 from engine.analysis.inputs import PositionTask
+from engine.analysis.outputs import Kind
 from engine.analysis.parallel import worker_state
 
 Record = dict[str, Any]
@@ -351,18 +352,16 @@ def form_of_first_line(line: str) -> Optional[str]:
     return None
 
 
-def check_overwrite(path: Path) -> None:
-    """``OutputFileError`` unless writing ``path`` afresh loses nothing but an earlier
-    output of ``Writer`` (any form): a file of anything else is never overwritten."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return  # new, empty, or not a file (/dev/null, a pipe)
+def _is_analysis_output(path: Path) -> bool:
+    """Whether ``path`` starts as an output of ``Writer`` does (any form)."""
     with path.open("rb") as handle:
         first = handle.readline(1 << 20).decode("utf-8", errors="replace")
-    if form_of_first_line(first.rstrip("\r\n")) is None:
-        raise OutputFileError(
-            f"{path}: exists and is not cutoff analyse's output; not overwriting it "
-            "(remove it or choose another file)"
-        )
+    return form_of_first_line(first.rstrip("\r\n")) is not None
+
+
+ANALYSIS_OUTPUT = Kind("cutoff analyse's output", _is_analysis_output)
+"""What ``-o`` may write afresh over: an earlier output of ``Writer``, in any form
+(``engine.analysis.outputs.replace_problem`` decides, as for every tool's outputs)."""
 
 
 def read_output(path: Path, form: str) -> ExistingOutput:
