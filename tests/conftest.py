@@ -51,6 +51,20 @@ def run_repo_script(
     )
 
 
+def run_perft(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m perft ARGS`` from the repository root, its output captured as text
+    (stdin closed)."""
+    return subprocess.run(
+        [sys.executable, "-m", "perft", *args],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import chess
@@ -24,6 +23,7 @@ import pytest
 from engine.core import board as native_board
 from engine.core.board import Board
 from engine.core.see import see_ge
+from tests.conftest import run_perft
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -51,18 +51,6 @@ SPECIAL_FENS = [
     "4k3/8/8/8/8/5n2/8/4K2r w - - 0 1",
     "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
 ]
-
-
-def run_perft(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perft", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def suite_files() -> list[str]:

@@ -8,7 +8,6 @@ process. Deep suite runs are marked slow.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import chess
@@ -17,6 +16,7 @@ import pytest
 
 from perft import cli
 from perft.core import StateMismatchError, divide, divide_checked, perft, perft_checked
+from tests.conftest import run_perft
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -39,18 +39,6 @@ START_DIVIDE_3 = {
     "e2e4": 600, "f2f4": 401, "g2g4": 421, "h2h4": 420, "b1a3": 400, "b1c3": 440,
     "g1f3": 440, "g1h3": 400,
 }  # fmt: skip
-
-
-def run_perft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perft", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def nodes_searched(output: str) -> int:
