@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -22,6 +23,8 @@ import pytest
 
 from engine.core import board as native_board
 from engine.core.board import Board
+from engine.core.movepick import quiet_checks
+from engine.core.position import Position
 from engine.core.see import see_ge
 from tests.conftest import run_perft
 
@@ -200,11 +203,16 @@ def pinned_mask(board: chess.Board) -> int:
     return sum(1 << sq for sq in chess.scan_forward(own) if board.is_pinned(board.turn, sq))
 
 
-def play_random_game(board: chess.Board, rng: random.Random, plies: int) -> None:
-    """Plays ``plies`` random moves on both boards, checking every position, and
-    shuffles back and forth sometimes so that positions repeat."""
+def play_random_game(
+    board: chess.Board,
+    rng: random.Random,
+    plies: int,
+    check: Callable[[Board, chess.Board], None] = check_position,
+) -> None:
+    """Plays ``plies`` random moves on both boards, checking every position with
+    ``check``, and shuffles back and forth sometimes so that positions repeat."""
     native = Board.from_chess(board)
-    check_position(native, board)
+    check(native, board)
     for _ in range(plies):
         moves = list(board.legal_moves)
         if not moves or (board.is_repetition(3) and rng.random() < 0.5):
@@ -221,7 +229,7 @@ def play_random_game(board: chess.Board, rng: random.Random, plies: int) -> None
             move = rng.choice(pool)
         native.make(native.from_chess_move(move))
         board.push(move)
-        check_position(native, board)
+        check(native, board)
     # Unmake all the way back: the root is restored.
     while board.move_stack:
         board.pop()
@@ -335,3 +343,200 @@ def test_module_helpers() -> None:
         assert native_board._popcount(Board.from_bits(1 << sq)) == 1
         assert native_board._lsb(Board.from_bits(1 << sq)) == sq
     assert native_board._popcount(Board.from_bits(0xFFFFFFFFFFFFFFFF)) == 64
+
+
+# --- the search's move checks and repetitions -------------------------------------
+
+
+def sample_codes(native: Board, board: chess.Board, rng: random.Random) -> set[int]:
+    """Move codes to ask ``legal_move`` about: every legal move's, every from/to pair
+    of our pieces, every promotion of the legal moves and of our pawns' steps, and
+    random 15-bit ints."""
+    codes = {0, 0x7FFF}
+    for move in native.legal_moves():
+        code = move & 0x7FFF
+        for promotion in range(8):
+            codes.add((code & 0xFFF) | promotion << 12)
+    for frm in chess.scan_forward(board.occupied_co[board.turn]):
+        for to in range(64):
+            codes.add(frm | to << 6)
+        if board.piece_type_at(frm) == chess.PAWN:
+            ahead = frm + (8 if board.turn else -8)
+            for to in range(max(0, ahead - 9), min(64, ahead + 10)):
+                for promotion in range(1, 8):
+                    codes.add(frm | to << 6 | promotion << 12)
+        codes.add(frm | rng.randrange(64) << 6 | rng.randrange(1, 8) << 12)
+    codes.update(rng.randrange(1 << 15) for _ in range(200))
+    return codes
+
+
+def check_legal_move(native: Board, board: chess.Board) -> None:
+    """``legal_move(code)`` is the generated move with that code, else 0; a sample of
+    the codes also against python-chess's is_legal (chess960 notation: castling is
+    the king taking its own rook, as the codes write it)."""
+    rng = random.Random(board.fen())
+    legal = {move & 0x7FFF: move for move in native.legal_moves()}
+    oracle = board.copy(stack=False)
+    oracle.chess960 = True
+    fen = board.fen()
+    for code in sorted(sample_codes(native, board, rng)):
+        move = native.legal_move(code)
+        assert move == legal.get(code, 0), (fen, code)
+        if move or rng.random() < 0.1:
+            promotion = code >> 12
+            chess_move = chess.Move(code & 63, code >> 6 & 63, promotion or None)
+            assert (move != 0) == oracle.is_legal(chess_move), (fen, chess_move)
+    assert native.fen() == fen
+
+
+def check_direct_quiet_checks(native: Board, board: chess.Board) -> None:
+    expected = [move for move in quiet_checks(board) if board.is_legal(move)]
+    moves = native.direct_quiet_checks()
+    assert [native.to_chess_move(move) for move in moves] == expected, board.fen()
+    legal = set(native.legal_moves())
+    assert all(move in legal for move in moves)
+
+
+def check_search_helpers(native: Board, board: chess.Board) -> None:
+    check_legal_move(native, board)
+    check_direct_quiet_checks(native, board)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_search_helpers_random_games(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    play_random_game(chess.Board(), rng, 60, check_search_helpers)
+    board = chess.Board.from_chess960_pos(rng.randrange(960))
+    board.chess960 = True
+    play_random_game(board, rng, 40, check_search_helpers)
+
+
+@pytest.mark.parametrize("fen", SPECIAL_FENS)
+def test_search_helpers_special_positions(fen: str) -> None:
+    play_random_game(chess.Board(fen), random.Random(fen), 6, check_search_helpers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(20))
+def test_search_helpers_random_games_many(seed: int) -> None:
+    rng = random.Random(2000 + seed)
+    board = chess.Board()
+    if seed % 2:
+        board = chess.Board.from_chess960_pos(rng.randrange(960))
+        board.chess960 = True
+    play_random_game(board, rng, 120, check_search_helpers)
+
+
+def test_direct_quiet_checks_order_and_pins() -> None:
+    # Knights first, then bishops and queens onto diagonal checks, then rooks and
+    # queens onto straight ones, highest squares first; the pinned rook's e3d3 goes.
+    board = chess.Board("3k4/4r3/8/2B3N1/8/2N1R3/1Q6/R3K3 w - - 0 1")
+    native = Board.from_chess(board)
+    moves = [native.to_chess_move(move).uci() for move in native.direct_quiet_checks()]
+    assert moves == ["g5f7", "g5e6", "c5b6", "b2b6", "b2b8", "b2d2", "a1a8", "a1d1"]
+    assert "e3d3" in [move.uci() for move in quiet_checks(board)]
+    # In check: only blocks, and none in double check (h2g1 would block the rook).
+    for fen, expected in [
+        ("8/8/1k6/8/8/8/7B/4K2r w - - 0 1", ["h2g1"]),
+        ("8/8/1k6/8/8/3n4/7B/4K2r w - - 0 1", []),
+    ]:
+        board = chess.Board(fen)
+        native = Board.from_chess(board)
+        moves = [native.to_chess_move(move).uci() for move in native.direct_quiet_checks()]
+        assert moves == expected
+        assert moves == [move.uci() for move in quiet_checks(board) if board.is_legal(move)]
+
+
+def search_game(
+    fen: str, rng: random.Random, plies: int, chess960: bool = False
+) -> tuple[int, int]:
+    """A random walk as a search makes it, on the native board and on a Position side
+    by side: moves that shuffle pieces back and forth, null moves (both resetting the
+    fifty-move counter), and moves taken back. Compares ``search_repetition`` with
+    ``Position.is_repetition`` at every step. Returns how many repetitions it saw, and
+    how many times an earlier equal key lay beyond the fifty-move counter's reach."""
+    board = chess.Board(fen, chess960=chess960)
+    native = Board.from_chess(board)
+    position = Position(board)
+    made: list[bool] = []  # True for a null move
+    keys = [native.key]
+    repetitions = cut_off = 0
+    for _ in range(plies):
+        expected = position.is_repetition()
+        assert native.search_repetition() == expected, (board.fen(), board.move_stack)
+        assert native.halfmove_clock == board.halfmove_clock
+        repetitions += expected
+        # Past the fifty-move counter (only a null move can cut a repetition off here).
+        cut_off += (not expected) and keys[-1] in keys[-5::-2]
+        moves = list(board.legal_moves)
+        roll = rng.random()
+        if made and (roll < 0.1 or not moves):
+            if made.pop():
+                position.pop_null()
+            else:
+                position.pop()
+            native.unmake()
+            keys.pop()
+            continue
+        if not moves:
+            break
+        if roll < 0.2 and not board.is_check():
+            position.push_null()
+            native.make_null()
+            native.halfmove_clock = 0
+            made.append(True)
+            keys.append(native.key)
+            continue
+        move = rng.choice(moves)
+        if len(board.move_stack) >= 4 and roll < 0.8:
+            # Move back the piece this side moved last: positions repeat.
+            last = board.move_stack[-2]
+            back = chess.Move(last.to_square, last.from_square)
+            if back in moves and not board.is_capture(back):
+                move = back
+        native.make(native.from_chess_move(move))
+        position.push(move)
+        made.append(False)
+        keys.append(native.key)
+    return repetitions, cut_off
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_search_repetition_random_walks(seed: int) -> None:
+    rng = random.Random(300 + seed)
+    fens = [
+        chess.STARTING_FEN,
+        KIWIPETE,
+        # A nonzero fifty-move counter: the look-back ends at the board's first move.
+        "4k3/2n5/8/8/8/8/5N2/4K3 w - - 37 60",
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+    ]
+    games = [search_game(fen, rng, 120) for fen in fens]
+    chess960 = chess.Board.from_chess960_pos(rng.randrange(960)).fen()
+    games.append(search_game(chess960, rng, 120, chess960=True))
+    assert sum(game[0] for game in games) >= 5
+    assert sum(game[1] for game in games) >= 1
+
+
+def test_search_repetition_knights_shuffling() -> None:
+    board = chess.Board("4k3/8/8/8/8/8/8/1N2K1n1 w - - 7 40")
+    native = Board.from_chess(board)
+    position = Position(board)
+    seen = []
+    for uci in ["b1c3", "g1f3", "c3b1", "f3g1", "b1c3", "g1f3", "c3b1", "f3g1"]:
+        move = chess.Move.from_uci(uci)
+        native.make(native.from_chess_move(move))
+        position.push(move)
+        seen.append(native.search_repetition())
+        assert seen[-1] == position.is_repetition()
+    assert seen == [False, False, False, True, True, True, True, True]
+    # Taking moves back restores the counter the look-back stops at.
+    native.unmake()
+    native.unmake()
+    assert native.search_repetition() and native.halfmove_clock == 13
+    # After a null move (the search resets the counter) nothing before it counts.
+    native.make_null()
+    native.halfmove_clock = 0
+    for uci in ["g1f3", "b1c3", "f3g1"]:
+        native.make(native.from_chess_move(chess.Move.from_uci(uci)))
+        assert not native.search_repetition()

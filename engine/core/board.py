@@ -1231,3 +1231,185 @@ class Board:
                 f"key {_u64(self.key):016x} != recomputed {_u64(self.compute_key()):016x}"
             )
         return errors
+
+    # --- the search's move checks and repetitions --------------------------------
+
+    def legal_move(self, code: i64) -> i64:
+        """The legal move whose ``from | to << 6 | promotion << 12`` is ``code`` (its
+        flag bits added), or 0 if there is none; any other ``code`` is safe.
+
+        The search asks this for its hash and killer moves at nearly every node, so the
+        move's shape is tested directly and legality by one attack query on the
+        occupancy after the move; only castling and en passant (rare) generate."""
+        if code <= 0 or code >> 15:
+            return 0
+        frm = code & 63
+        to = (code >> 6) & 63
+        promotion = code >> 12
+        us = self.turn
+        piece = self.mailbox[frm]
+        if not piece or (piece >> 3) != us:
+            return 0
+        pt = piece & 7
+        own = self.white if us == WHITE else self.black
+        theirs = self.black if us == WHITE else self.white
+        occupied = own | theirs
+        from_bit = _ONE << frm
+        to_bit = _ONE << to
+        them = us ^ 1
+        moves: list[i64]
+        if pt == KING:
+            if promotion:
+                return 0
+            if own & to_bit:
+                # Castling is the king taking its own rook, only with that rook's right.
+                if not (self.castling & to_bit & self.rooks):
+                    return 0
+                moves = []
+                self._generate_castling(moves, frm, occupied)
+                for move in moves:
+                    if (move & 0x7FFF) == code:
+                        return move
+                return 0
+            if not (_KING[frm] & to_bit):
+                return 0
+            if self.attackers(them, to, occupied ^ from_bit):
+                return 0
+            return code
+        if own & to_bit:
+            return 0
+        if pt == PAWN:
+            if to == self.ep_square:
+                if promotion:
+                    return 0
+                moves = []
+                self._generate_ep(moves)
+                for move in moves:
+                    if (move & 0x7FFF) == code:
+                        return move
+                return 0
+            last_rank: i64 = 7 if us == WHITE else 0
+            if (to >> 3) == last_rank:
+                if promotion < KNIGHT or promotion > QUEEN:
+                    return 0
+            elif promotion:
+                return 0
+            if not (_PAWN[us * 64 + frm] & theirs & to_bit):
+                # Not a capture: one step, or two from the start rank, onto empty squares.
+                if occupied & to_bit:
+                    return 0
+                forward: i64 = 8 if us == WHITE else -8
+                if to != frm + forward:
+                    start_rank: i64 = 1 if us == WHITE else 6
+                    if to != frm + 2 * forward or (frm >> 3) != start_rank:
+                        return 0
+                    if occupied & (_ONE << (frm + forward)):
+                        return 0
+        else:
+            if promotion:
+                return 0
+            attacks: i64 = 0
+            if pt == KNIGHT:
+                attacks = _KNIGHT[frm]
+            elif pt == BISHOP:
+                attacks = bishop_attacks(frm, occupied)
+            elif pt == ROOK:
+                attacks = rook_attacks(frm, occupied)
+            else:
+                attacks = bishop_attacks(frm, occupied) | rook_attacks(frm, occupied)
+            if not (attacks & to_bit):
+                return 0
+        # Legal if no enemy piece but the one taken attacks our king afterwards: this
+        # covers checks, blocks and pins at once.
+        after = (occupied ^ from_bit) | to_bit
+        if self.attackers(them, self.king_square(us), after) & ~to_bit:
+            return 0
+        return code
+
+    def search_repetition(self) -> bool:
+        """The search's repetition rule (``engine.core.position.Position.is_repetition``):
+        the current ``key`` occurred 4, 6, 8, ... plies back, within the fifty-move
+        counter and the moves made on this board.
+
+        One earlier occurrence counts: inside a search, repeating a position can only
+        be as good as a draw for the side that could avoid it. The search sets
+        ``halfmove_clock`` to 0 after a null move, so no repetition reaches across it."""
+        n = self._ply
+        back = self.halfmove_clock
+        if back > n:
+            back = n
+        if back < 4:
+            return False
+        key = self.key
+        undo = self._undo
+        k: i64 = 4
+        while k <= back:
+            if undo[n - k].key == key:
+                return True
+            k += 2
+        return False
+
+    def direct_quiet_checks(self) -> list[i64]:
+        """Legal quiet moves of knights, bishops, rooks and queens onto squares from
+        which they check the enemy king on the current occupancy (quiescence's first
+        ply), as ``engine.core.movepick.quiet_checks`` filtered by legality and in its
+        order: knights, then bishops and queens onto diagonal checks, then rooks and
+        queens onto straight ones; pieces and targets from the highest square down."""
+        us = self.turn
+        them = us ^ 1
+        own = self.white if us == WHITE else self.black
+        theirs = self.black if us == WHITE else self.white
+        occupied = own | theirs
+        empty = ~occupied
+        result: list[i64] = []
+        enemy_kings = self.kings & theirs
+        if not enemy_kings:
+            return result
+        king = _lsb(enemy_kings)
+        ksq = self.king_square(us)
+        checkers = self.attackers(them, ksq, occupied)
+        if checkers and (checkers & (checkers - 1)):
+            return result
+        allowed: i64 = ~0
+        if checkers:
+            allowed = _BETWEEN[ksq * 64 + _lsb(checkers)]
+        pinned = self.pinned(us)
+        queens = self.queens
+        diagonal = bishop_attacks(king, occupied) & empty & allowed
+        straight = rook_attacks(king, occupied) & empty & allowed
+        knight_checks = _KNIGHT[king] & empty & allowed
+        # Generated lowest first, groups in reverse: one reversal at the end gives
+        # python-chess's order (highest first, knights, diagonal, then straight).
+        if straight:
+            pieces = own & (self.rooks | queens)
+            while pieces:
+                frm = _lsb(pieces)
+                pieces &= pieces - 1
+                dests = rook_attacks(frm, occupied)
+                if (_ONE << frm) & queens:
+                    dests |= bishop_attacks(frm, occupied)
+                dests &= straight
+                if pinned & (_ONE << frm):
+                    dests &= _LINE[ksq * 64 + frm]
+                self._add(result, frm, dests)
+        if diagonal:
+            pieces = own & (self.bishops | queens)
+            while pieces:
+                frm = _lsb(pieces)
+                pieces &= pieces - 1
+                dests = bishop_attacks(frm, occupied)
+                if (_ONE << frm) & queens:
+                    dests |= rook_attacks(frm, occupied)
+                dests &= diagonal
+                if pinned & (_ONE << frm):
+                    dests &= _LINE[ksq * 64 + frm]
+                self._add(result, frm, dests)
+        if knight_checks:
+            # A pinned knight cannot move at all.
+            pieces = own & self.knights & ~pinned
+            while pieces:
+                frm = _lsb(pieces)
+                pieces &= pieces - 1
+                self._add(result, frm, _KNIGHT[frm] & knight_checks)
+        result.reverse()
+        return result
