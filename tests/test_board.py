@@ -16,6 +16,7 @@ import random
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Optional
 
 import chess
 import chess.polyglot
@@ -24,9 +25,11 @@ import pytest
 from engine.core import board as native_board
 from engine.core.board import Board
 from engine.core.movepick import quiet_checks
-from engine.core.position import Position
+from engine.core.nnue import SHIPPED_NETWORK, Incremental, load
+from engine.core.position import Position, full_state
 from engine.core.see import see_ge
 from tests.conftest import run_perft
+from tests.networks import random_network
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -540,3 +543,124 @@ def test_search_repetition_knights_shuffling() -> None:
     for uci in ["g1f3", "b1c3", "f3g1"]:
         native.make(native.from_chess_move(chess.Move.from_uci(uci)))
         assert not native.search_repetition()
+
+
+# --- psqt sums and the network's accumulator ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def networks() -> list[Incremental]:
+    """The shipped network's columns and a random network's (another width)."""
+    return [Incremental(load(SHIPPED_NETWORK)), Incremental(random_network(24, seed=5))]
+
+
+ALL_KINDS = {"null", "capture", "en passant", "castling", "promotion"}
+SUMS_FENS = [*SPECIAL_FENS, "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"]
+"""SPECIAL_FENS and a legal en passant capture (theirs are mostly illegal ones)."""
+
+
+def assert_same_sums(native: Board, pos: Position, context: str) -> None:
+    """The native board's incremental sums equal Position's and a recomputation."""
+    assert (native.mg, native.eg, native.phase) == (pos.mg, pos.eg, pos.phase), context
+    assert (native.mg, native.eg, native.phase) == full_state(pos.board)[1:], context
+    if pos.network is not None:
+        assert native.acc == pos.acc == pos.network.accumulator(pos.board), context
+    assert native.state_errors() == [], context
+
+
+def play_sums_game(
+    board: chess.Board, rng: random.Random, plies: int, network: Optional[Incremental]
+) -> set[str]:
+    """Random moves (captures, promotions, castling and en passant preferred, null
+    moves sometimes, moves taken back sometimes) on the native board and a Position
+    side by side; returns the kinds of moves made."""
+    kinds: set[str] = set()
+    native = Board.from_chess(board)
+    native.use_network(network)
+    pos = Position(board.copy(), network)
+    assert_same_sums(native, pos, board.fen())
+    for _ in range(plies):
+        if rng.random() < 0.1 and not pos.board.is_check():
+            native.make_null()
+            pos.push_null()
+            kinds.add("null")
+            assert_same_sums(native, pos, "null " + pos.board.fen())
+        moves = list(pos.board.legal_moves)
+        if not moves:
+            break
+        captures = [m for m in moves if pos.board.is_capture(m) or m.promotion]
+        move = rng.choice(captures if captures and rng.random() < 0.5 else moves)
+        rare = [m for m in moves if pos.board.is_castling(m) or pos.board.is_en_passant(m)]
+        if rare and rng.random() < 0.8:
+            move = rng.choice(rare)
+        for kind, test in (
+            ("capture", pos.board.is_capture(move)),
+            ("en passant", pos.board.is_en_passant(move)),
+            ("castling", pos.board.is_castling(move)),
+            ("promotion", move.promotion),
+        ):
+            if test:
+                kinds.add(kind)
+        native.make(native.from_chess_move(move))
+        pos.push(move)
+        assert_same_sums(native, pos, pos.board.fen())
+        if rng.random() < 0.2:
+            native.unmake()
+            pos.pop()
+            assert_same_sums(native, pos, "unmade " + pos.board.fen())
+            native.make(native.from_chess_move(move))
+            pos.push(move)
+    while pos.board.move_stack:
+        native.unmake()
+        pos.pop()
+        assert_same_sums(native, pos, "back " + pos.board.fen())
+    return kinds
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_psqt_sums_follow_position(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    kinds = play_sums_game(chess.Board(), rng, 120, None)
+    board = chess.Board.from_chess960_pos(rng.randrange(960))
+    board.chess960 = True
+    kinds |= play_sums_game(board, rng, 80, None)
+    for fen in SUMS_FENS:
+        kinds |= play_sums_game(chess.Board(fen), rng, 6, None)
+    assert kinds == ALL_KINDS
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_accumulator_follows_position(networks: list[Incremental], which: int) -> None:
+    rng = random.Random(300 + which)
+    kinds = play_sums_game(chess.Board(), rng, 100, networks[which])
+    board = chess.Board.from_chess960_pos(rng.randrange(960))
+    board.chess960 = True
+    kinds |= play_sums_game(board, rng, 60, networks[which])
+    for fen in SUMS_FENS:
+        kinds |= play_sums_game(chess.Board(fen), rng, 6, networks[which])
+    assert kinds == ALL_KINDS
+
+
+def test_use_network_after_moves_restores_on_unmake(networks: list[Incremental]) -> None:
+    board = chess.Board()
+    for uci in ["e2e4", "d7d5", "e4d5", "g8f6", "f1b5", "c7c6"]:
+        board.push_uci(uci)
+    native = Board.from_chess(board)
+    native.use_network(networks[0])
+    assert native.acc == networks[0].accumulator(board)
+    for _ in range(6):
+        board.pop()
+        native.unmake()
+        assert native.acc == networks[0].accumulator(board)
+    native.use_network(None)
+    assert native.acc == 0 and not native.has_network and native.state_errors() == []
+
+
+def test_state_errors_catch_broken_sums(networks: list[Incremental]) -> None:
+    native = Board.from_chess(chess.Board(KIWIPETE))
+    native.use_network(networks[1])
+    native.eg += 1
+    assert any("psqt" in error for error in native.state_errors())
+    native.eg -= 1
+    native.acc += 1
+    assert any("accumulator" in error for error in native.state_errors())

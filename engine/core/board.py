@@ -11,6 +11,13 @@ queries and static exchange (``see_ge`` as ``engine.core.see.see_ge``, ``see`` a
 value). python-chess is used only at the edges: ``from_chess``, ``to_chess_move``,
 ``from_chess_move`` and the tables built at import.
 
+For the evaluation it also keeps ``Position``'s material and piece-square sums
+(``mg``, ``eg``, ``phase``: engine.core.psqt's tables) and, given a network
+(``use_network``), the packed accumulator ``acc`` of engine.core.nnue's
+``Incremental``; make keeps the sums and the accumulator in the undo record, unmake
+restores them (the phase by its change: captures and promotions alone change it).
+Without a network a move costs one test more, nothing else.
+
 Moves are ints: ``from | to << 6 | promotion << 12 | flag << 15``; castling is
 encoded as the king taking its own rook (flag ``CASTLE``), en passant has flag
 ``EN_PASSANT``; 0 is the null move. Generation is legal directly (checkers and pins).
@@ -27,11 +34,17 @@ Nothing in the search uses this module yet (issue 92, step 1).
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, Optional, final
 
 import chess
 import chess.polyglot
 from mypy_extensions import i64
+
+from engine.core.features import PHASE_WEIGHT
+from engine.core.psqt import EG_TABLE, MG_TABLE
+
+if TYPE_CHECKING:
+    from engine.core.nnue import Incremental  # numpy: not needed at run time here
 
 WHITE: Final = 0
 BLACK: Final = 1
@@ -207,6 +220,27 @@ _PIECE_KEY: Final[list[i64]] = [
     for s in range(64)
 ]
 _TURN_KEY: Final[i64] = _ZOBRIST[780]
+
+
+def _psqt_index(piece: int, sq: int) -> int:
+    """Position's piece index (MG_TABLE's and the network columns' order) of a mailbox
+    piece on ``sq``: ``(2 * (type - 1) + colour) * 64 + sq``, colour 1 for White."""
+    return (2 * ((piece & 7) - 1) + 1 - (piece >> 3)) * 64 + sq
+
+
+# _MG[piece * 64 + sq] (and _EG): the piece-square sums' tables in the mailbox's order.
+_MG: Final[list[i64]] = [
+    MG_TABLE[_psqt_index(p, s)] if 1 <= (p & 7) <= 6 else 0 for p in range(16) for s in range(64)
+]
+_EG: Final[list[i64]] = [
+    EG_TABLE[_psqt_index(p, s)] if 1 <= (p & 7) <= 6 else 0 for p in range(16) for s in range(64)
+]
+# make's form: both in one i64, mg + eg * 2**32, so that a move reads half the entries
+# (list reads unbox an int object each, compiled); _unpack_mg takes the low half back.
+_PSQT: Final[list[i64]] = [_MG[i] + _EG[i] * 0x100000000 for i in range(16 * 64)]
+_HALF32: Final[i64] = 0x80000000
+_LOW32: Final[i64] = 0xFFFFFFFF
+_PHASE: Final[list[i64]] = [PHASE_WEIGHT[p & 7] if 1 <= (p & 7) <= 6 else 0 for p in range(16)]
 _PIECE_SYMBOLS: Final = " pnbrqk"
 
 
@@ -266,6 +300,10 @@ class Undo:
     castling: i64
     key: i64
     rep_key: i64
+    mg: i64
+    eg: i64
+    acc: int
+    """The network's accumulator before the move (written only with a network)."""
 
     def __init__(self) -> None:
         self.move = 0
@@ -276,6 +314,9 @@ class Undo:
         self.castling = 0
         self.key = 0
         self.rep_key = 0
+        self.mg = 0
+        self.eg = 0
+        self.acc = 0
 
 
 @final
@@ -305,6 +346,18 @@ class Board:
     reversible: i64
     """Plies since the last move after which no earlier position can repeat."""
     chess960: bool
+    mg: i64
+    """Material and piece-square sums, White's view, as ``Position``'s (psqt tables)."""
+    eg: i64
+    phase: i64
+    """Phase units of the pieces on the board (not clamped to MAX_PHASE)."""
+    acc: int
+    """With a network (``use_network``): both perspectives' packed accumulator, as
+    ``Incremental.accumulator`` gives it; 0 without."""
+    has_network: bool
+    _columns: list[int]
+    """The network's columns by ``piece * 64 + sq`` (mailbox pieces); empty without."""
+    _bias: int
     mailbox: list[i64]
     _undo: list[Undo]
     """One record a ply, kept and reused: no int objects made per move."""
@@ -328,6 +381,13 @@ class Board:
         self.rep_key = 0
         self.reversible = 0
         self.chess960 = False
+        self.mg = 0
+        self.eg = 0
+        self.phase = 0
+        self.acc = 0
+        self.has_network = False
+        self._columns = []
+        self._bias = 0
         self.mailbox = [0] * 64
         self._undo = []
         self._ply = 0
@@ -357,6 +417,9 @@ class Board:
         self.chess960 = board.chess960
         self.key = self.compute_key()
         self.rep_key = self._compute_rep_key()
+        self.mg, self.eg, self.phase = self.compute_psqt()
+        if self.has_network:
+            self.acc = self.compute_acc()
 
     def _put(self, piece: i64, sq: i64) -> None:
         bit = _ONE << sq
@@ -381,6 +444,61 @@ class Board:
             self.black ^= bit
         else:
             self.white ^= bit
+
+    def use_network(self, network: Optional[Incremental]) -> None:
+        """Keep ``network``'s packed accumulator in ``acc`` from now on (None: stop).
+
+        The moves made so far are taken back and made again, so that unmaking them
+        restores accumulators too."""
+        moves = [self._undo[ply].move for ply in range(self._ply)]
+        for _ in moves:
+            self.unmake()
+        if network is None:
+            self.has_network = False
+            self._columns = []
+            self._bias = 0
+            self.acc = 0
+        else:
+            columns = network.columns
+            self._columns = [
+                columns[_psqt_index(p, s)] if 1 <= (p & 7) <= 6 else 0
+                for p in range(16)
+                for s in range(64)
+            ]
+            self._bias = network.bias
+            self.has_network = True
+            self.acc = self.compute_acc()
+        for move in moves:
+            if move:
+                self.make(move)
+            else:
+                self.make_null()
+
+    def compute_psqt(self) -> tuple[i64, i64, i64]:
+        """(mg, eg, phase) from scratch (``mg``, ``eg`` and ``phase`` are kept
+        incrementally)."""
+        mg: i64 = 0
+        eg: i64 = 0
+        phase: i64 = 0
+        for sq in range(64):
+            piece = self.mailbox[sq]
+            if piece:
+                mg += _MG[piece * 64 + sq]
+                eg += _EG[piece * 64 + sq]
+                phase += _PHASE[piece]
+        return mg, eg, phase
+
+    def compute_acc(self) -> int:
+        """The network's accumulator from scratch (0 without a network)."""
+        if not self.has_network:
+            return 0
+        acc = self._bias
+        columns = self._columns
+        for sq in range(64):
+            piece = self.mailbox[sq]
+            if piece:
+                acc += columns[piece * 64 + sq]
+        return acc
 
     def to_chess_move(self, move: i64) -> chess.Move:
         """python-chess's move for ``move`` on this board (its chess960 flag decides
@@ -624,6 +742,10 @@ class Board:
         key = self.key
         undo.key = key
         undo.rep_key = self.rep_key
+        mg = self.mg
+        eg = self.eg
+        undo.mg = mg
+        undo.eg = eg
         key ^= ep_key
         from_bit = _ONE << frm
         to_bit = _ONE << to
@@ -657,14 +779,34 @@ class Board:
                 ^ _PIECE_KEY[rook * 64 + to]
                 ^ _PIECE_KEY[rook * 64 + rook_to]
             )
+            psqt = (
+                _PSQT[piece * 64 + king_to]
+                - _PSQT[piece * 64 + frm]
+                + _PSQT[rook * 64 + rook_to]
+                - _PSQT[rook * 64 + to]
+            )
+            if self.has_network:
+                acc = self.acc
+                undo.acc = acc
+                columns = self._columns
+                self.acc = (
+                    acc
+                    + columns[piece * 64 + king_to]
+                    - columns[piece * 64 + frm]
+                    + columns[rook * 64 + rook_to]
+                    - columns[rook * 64 + to]
+                )
             self.halfmove_clock += 1
         else:
+            # The captured piece's square and kind: on ``to``, or beside it (en passant).
+            victim_sq = to
+            victim = captured
             if flag == EN_PASSANT:
-                capture_sq = to - 8 if us == WHITE else to + 8
-                victim = mailbox[capture_sq]
-                mailbox[capture_sq] = 0
-                self._toggle(victim, (_ONE << capture_sq))
-                key ^= _PIECE_KEY[victim * 64 + capture_sq]
+                victim_sq = to - 8 if us == WHITE else to + 8
+                victim = mailbox[victim_sq]
+                mailbox[victim_sq] = 0
+                self._toggle(victim, (_ONE << victim_sq))
+                key ^= _PIECE_KEY[victim * 64 + victim_sq]
             elif captured:
                 self._toggle(captured, to_bit)
                 key ^= _PIECE_KEY[captured * 64 + to]
@@ -675,11 +817,29 @@ class Board:
             mailbox[to] = placed
             self._toggle(placed, to_bit)
             key ^= _PIECE_KEY[placed * 64 + to]
+            psqt = _PSQT[placed * 64 + to] - _PSQT[piece * 64 + frm]
+            if victim:
+                psqt -= _PSQT[victim * 64 + victim_sq]
+                self.phase -= _PHASE[victim]
+            if promotion:
+                self.phase += _PHASE[placed]
+            if self.has_network:
+                acc = self.acc
+                undo.acc = acc
+                columns = self._columns
+                acc += columns[placed * 64 + to] - columns[piece * 64 + frm]
+                if victim:
+                    acc -= columns[victim * 64 + victim_sq]
+                self.acc = acc
             if pt == PAWN or captured or flag == EN_PASSANT:
                 self.halfmove_clock = 0
             else:
                 self.halfmove_clock += 1
 
+        # The move's packed psqt change, split: its low half is mg's (signed).
+        mg_change = ((psqt + _HALF32) & _LOW32) - _HALF32
+        self.mg = mg + mg_change
+        self.eg = eg + ((psqt - mg_change) >> 32)
         self.castling = new_rights
         self.ep_square = NO_SQUARE
         if pt == PAWN and (to - frm == 16 or frm - to == 16):
@@ -720,6 +880,10 @@ class Board:
             self.fullmove_number -= 1
         if move == 0:
             return
+        self.mg = undo.mg
+        self.eg = undo.eg
+        if self.has_network:
+            self.acc = undo.acc
         frm = move & 63
         to = (move >> 6) & 63
         promotion = (move >> 12) & 7
@@ -754,6 +918,10 @@ class Board:
         mailbox[to] = captured
         if captured:
             self._toggle(captured, to_bit)
+            self.phase += _PHASE[captured]
+        if promotion:
+            # Only captures and promotions change the phase: no copy kept per move.
+            self.phase -= _PHASE[placed]
         if flag == EN_PASSANT:
             capture_sq = to - 8 if us == WHITE else to + 8
             victim = PAWN | (them << 3)
@@ -1230,6 +1398,12 @@ class Board:
             errors.append(
                 f"key {_u64(self.key):016x} != recomputed {_u64(self.compute_key()):016x}"
             )
+        if (self.mg, self.eg, self.phase) != self.compute_psqt():
+            errors.append(
+                f"psqt sums {(self.mg, self.eg, self.phase)} != recomputed {self.compute_psqt()}"
+            )
+        if self.has_network and self.acc != self.compute_acc():
+            errors.append("network accumulator differs from a recomputation")
         return errors
 
     # --- the search's move checks and repetitions --------------------------------

@@ -15,9 +15,11 @@ building a feature vector, each piece's attack lookup taken from a table keyed
 by the bitboard of its kind (a pure function of the board, filled at import).
 
 ``Evaluator`` owns the caches (one per searcher: no global search state);
-``evaluate(board)`` is the from-scratch form for tools and tests, and
-``evaluation_report(board)`` the term-by-term table of the UCI ``eval``
-command. This module must not search, and the search must not call
+its ``evaluate(pos)`` scores a ``Position`` and ``evaluate_board(board)`` the native
+search board (engine.core.board), both through one body over plain bitboards, so
+that the two cannot score a position apart; ``evaluate(board)`` is the from-scratch
+form for tools and tests, and ``evaluation_report(board)`` the term-by-term table of
+the UCI ``eval`` command. This module must not search, and the search must not call
 ``evaluate(board)`` per node.
 """
 
@@ -27,6 +29,7 @@ from typing import Callable, Final, TypeVar
 
 import chess
 
+from engine.core.board import WHITE, Board, _u64
 from engine.core.features import (
     DISTANCE,
     FRONT,
@@ -44,7 +47,7 @@ from engine.core.features import (
     outposts,
     pawn_attacks,
     pawn_structure,
-    scale_factors,
+    scale_factors_bits,
     space,
     term_breakdown,
 )
@@ -355,15 +358,79 @@ class Evaluator:
         kings = board.kings
         white = board.occupied_co[True]
         black = board.occupied_co[False]
-        white_king = (kings & white).bit_length() - 1
-        black_king = (kings & black).bit_length() - 1
-        if white_king < 0 or black_king < 0:
+        if not kings & white or not kings & black:
             # Only hand-made test positions lack a king: use the definition.
             return evaluate_features(board, MG_WEIGHTS, EG_WEIGHTS)
-        pawns = board.pawns
+        return self._evaluate(
+            key,
+            white,
+            black,
+            board.pawns,
+            board.knights,
+            board.bishops,
+            board.rooks,
+            board.queens,
+            kings,
+            board.turn,
+            pos.mg,
+            pos.eg,
+            pos.phase,
+        )
+
+    def evaluate_board(self, board: Board) -> int:
+        """``evaluate`` of the native search board: the same score, cached by its key
+        the same way (the compiled board's keys are signed: stored as given)."""
+        key = board.key
+        slot = key & self._mask
+        if self._keys[slot] == key:
+            return self._values[slot]
+        white = _u64(board.white)
+        black = _u64(board.black)
+        kings = _u64(board.kings)
+        if not kings & white or not kings & black:
+            chess_board = chess.Board(board.fen(), chess960=board.chess960)
+            return evaluate_features(chess_board, MG_WEIGHTS, EG_WEIGHTS)
+        return self._evaluate(
+            key,
+            white,
+            black,
+            _u64(board.pawns),
+            _u64(board.knights),
+            _u64(board.bishops),
+            _u64(board.rooks),
+            _u64(board.queens),
+            kings,
+            board.turn == WHITE,
+            board.mg,
+            board.eg,
+            board.phase,
+        )
+
+    def _evaluate(
+        self,
+        key: int,
+        white: int,
+        black: int,
+        pawns: int,
+        knights: int,
+        bishops: int,
+        rooks: int,
+        queens: int,
+        kings: int,
+        white_to_move: bool,
+        mg: int,
+        eg: int,
+        phase: int,
+    ) -> int:
+        """The evaluation of both boards' callers, over non-negative bitboards (both
+        kings on the board), the psqt sums and the side to move; cached under ``key``.
+
+        One body for both, so that the two boards cannot score a position apart."""
+        white_king = (kings & white).bit_length() - 1
+        black_king = (kings & black).bit_length() - 1
         white_pawns = pawns & white
         black_pawns = pawns & black
-        occupied = board.occupied
+        occupied = white | black
 
         # Pawn structure and king shelter, from the caches. (Kings move more
         # often than pawns: a king move re-counts only the shelter.)
@@ -403,10 +470,6 @@ class Evaluator:
             black_bad_light,
             black_bad_dark,
         ) = entry
-        knights = board.knights
-        bishops = board.bishops
-        rooks = board.rooks
-        queens = board.queens
         majors = rooks | queens
         # Passers: blocked or else free, a rook behind, how near each king is to the
         # stop square.
@@ -593,18 +656,18 @@ class Evaluator:
             white_king, _BB_ALL ^ (white_all | black), occupied, black_n, black_b, black_r, black_q
         )
         # The side to move.
-        white_to_move = board.turn
         score += _TEMPO if white_to_move else -_TEMPO
 
         mg_part = ((score + _PACK_HALF) & _PACK_MASK) - _PACK_HALF
-        mg = pos.mg + mg_part
-        eg = pos.eg + ((score - mg_part) >> _PACK_SHIFT)
+        mg += mg_part
+        eg += (score - mg_part) >> _PACK_SHIFT
         # Drawish endings scale the endgame part; checked only without pieces or pawns.
         scale = SCALE_NORMAL
         if not (knights | rooks | queens) or not white_pawns or not black_pawns:
-            scale_white, scale_black = scale_factors(board)
+            scale_white, scale_black = scale_factors_bits(
+                white, black, pawns, knights, bishops, rooks, queens
+            )
             scale = scale_white if eg > 0 else scale_black
-        phase = pos.phase
         if phase > MAX_PHASE:
             phase = MAX_PHASE
         # features.blend, inlined (a call costs as much as the arithmetic).
@@ -614,6 +677,7 @@ class Evaluator:
         value = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
         if not white_to_move:
             value = -value
+        slot = key & self._mask
         self._keys[slot] = key
         self._values[slot] = value
         return value

@@ -328,9 +328,21 @@ def game_phase(board: chess.Board) -> int:
 
 def scale_factors(board: chess.Board) -> tuple[int, int]:
     """The endgame scale (of 64) if White is the stronger side, and if Black is."""
-    white = board.occupied_co[chess.WHITE]
-    black = board.occupied_co[chess.BLACK]
-    knights, bishops, rooks, queens = board.knights, board.bishops, board.rooks, board.queens
+    return scale_factors_bits(
+        board.occupied_co[chess.WHITE],
+        board.occupied_co[chess.BLACK],
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+    )
+
+
+def scale_factors_bits(
+    white: int, black: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int
+) -> tuple[int, int]:
+    """``scale_factors`` of the position with these (non-negative) bitboards."""
     if not knights | rooks | queens:
         bishops_w = bishops & white
         bishops_b = bishops & black
@@ -340,7 +352,6 @@ def scale_factors(board: chess.Board) -> tuple[int, int]:
             and bool(bishops_w & chess.BB_LIGHT_SQUARES) != bool(bishops_b & chess.BB_LIGHT_SQUARES)
         ):
             return SCALE_OPPOSITE_BISHOPS, SCALE_OPPOSITE_BISHOPS
-    pawns = board.pawns
     if pawns & white and pawns & black:
         return SCALE_NORMAL, SCALE_NORMAL
     # White's material minus Black's, by the rough values.

@@ -2,7 +2,8 @@
 
 It reads the accumulator (both perspectives in one packed integer) that ``Position``
 keeps up to date in its make and unmake (engine.core.position, from engine.core.nnue's
-``Incremental`` columns), so a node costs only the output layer: the accumulator
+``Incremental`` columns), or that the native board keeps (engine.core.board, after
+``use_network(evaluator.incremental)``), so a node costs only the output layer: the accumulator
 becomes bytes, whose 16-bit lanes are clamped and summed with the output weights in
 the side to move's order. Interpreted, one numpy ``take`` decodes and clamps all lanes
 through a table and one dot product sums them; compiled (mypyc), a loop over the
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from engine.core.board import WHITE, Board
 from engine.core.evaluate import EVAL_CACHE_BITS, Evaluator
 from engine.core.nnue import BASE_HAND, LANE_BITS, LANE_OFFSET, Incremental, Network
 from engine.core.position import Position
@@ -102,18 +104,38 @@ class NetworkEvaluator(Evaluator):
         slot = key & self._mask
         if self._keys[slot] == key:
             return self._values[slot]
-        if COMPILED:
-            weight_list = self._list_white if pos.board.turn else self._list_black
-            dot = output_dot(pos.acc, self._bytes, weight_list, self._qa) + self._bias
-        else:
-            weights = self._weights_white if pos.board.turn else self._weights_black
-            lanes = np.frombuffer(pos.acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
-            dot = int(np.dot(self._activation.take(lanes), weights)) + self._bias
-        score = dot * self._scale // self._divisor
+        score = self._output(pos.acc, pos.board.turn)
         if self._add_hand:
             # The hand-written evaluation stores its score in the slot this one
             # overwrites below: the cache keeps the sum.
             score += Evaluator.evaluate(self, pos)
+        return self._store(slot, key, score)
+
+    def evaluate_board(self, board: Board) -> int:
+        """``evaluate`` of the native search board (with this network's accumulator:
+        ``board.use_network(self.incremental)``), cached by its key the same way."""
+        key = board.key
+        slot = key & self._mask
+        if self._keys[slot] == key:
+            return self._values[slot]
+        score = self._output(board.acc, board.turn == WHITE)
+        if self._add_hand:
+            score += Evaluator.evaluate_board(self, board)
+        return self._store(slot, key, score)
+
+    def _output(self, acc: int, white_to_move: bool) -> int:
+        """The network's output (cp, side to move's view) for the packed accumulator."""
+        if COMPILED:
+            weight_list = self._list_white if white_to_move else self._list_black
+            dot = output_dot(acc, self._bytes, weight_list, self._qa) + self._bias
+        else:
+            weights = self._weights_white if white_to_move else self._weights_black
+            lanes = np.frombuffer(acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
+            dot = int(np.dot(self._activation.take(lanes), weights)) + self._bias
+        return dot * self._scale // self._divisor
+
+    def _store(self, slot: int, key: int, score: int) -> int:
+        """Clamp ``score`` below the mate scores and cache it."""
         if score > MAX_NETWORK_SCORE:
             score = MAX_NETWORK_SCORE
         elif score < -MAX_NETWORK_SCORE:
