@@ -15,11 +15,11 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 
 ``engine.core``: the search:
 
-- ``core.attacks``       check detection for the search: is a king attacked, on python-chess's
-                         bitboards.
+- ``core.attacks``       check detection on python-chess's bitboards (``core.position``'s; the
+                         search asks ``core.board``).
 - ``core.board``        the search board in native 64-bit integers (mypyc): make/unmake, legal
-                         move stages, Polyglot keys, repetitions, SEE (not used by the search
-                         yet).
+                         move stages, Polyglot keys, repetitions, SEE, psqt sums and the
+                         network's accumulator: what the search runs on.
 - ``core.evaluate``      static evaluation from the side to move's view (fast, cached).
 - ``core.features``      the evaluation's terms as counts: layout and reference extractor.
 - ``core.limits``        ``SearchLimits``: a parsed ``go`` command.
@@ -27,7 +27,7 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 - ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
                          integers.
 - ``core.nnue_eval``     the network as the search's evaluation: ``NetworkEvaluator``.
-- ``core.position``      chess.Board plus incremental Zobrist key, evaluation terms and key history.
+- ``core.position``      chess.Board plus incremental key and evaluation sums (tools, perft).
 - ``core.psqt``          the weights' piece-square block folded for incremental updates.
 - ``core.score``         score constants, mate helpers, UCI score formatting.
 - ``core.search``        iterative deepening, aspiration, PVS negamax, quiescence.

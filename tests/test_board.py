@@ -23,8 +23,8 @@ import chess.polyglot
 import pytest
 
 from engine.core import board as native_board
+from engine.core.attacks import checking_squares
 from engine.core.board import Board
-from engine.core.movepick import quiet_checks
 from engine.core.nnue import SHIPPED_NETWORK, Incremental, load
 from engine.core.position import Position, full_state
 from engine.core.see import see_ge
@@ -390,6 +390,27 @@ def check_legal_move(native: Board, board: chess.Board) -> None:
             chess_move = chess.Move(code & 63, code >> 6 & 63, promotion or None)
             assert (move != 0) == oracle.is_legal(chess_move), (fen, chess_move)
     assert native.fen() == fen
+
+
+def quiet_checks(board: chess.Board) -> list[chess.Move]:
+    """The reference (the picker's rule on python-chess's board): quiet moves of
+    knights, then bishops and queens onto diagonal checking squares, then rooks and
+    queens onto straight ones, pseudo-legal, each group in python-chess's order
+    (pieces from the highest square down, each one's targets likewise)."""
+    squares = checking_squares(board)
+    ours = board.occupied_co[board.turn]
+    empty = chess.BB_ALL ^ board.occupied
+    groups = (
+        (board.knights & ours, squares[chess.KNIGHT] & empty),
+        ((board.bishops | board.queens) & ours, squares[chess.BISHOP] & empty),
+        ((board.rooks | board.queens) & ours, squares[chess.ROOK] & empty),
+    )
+    moves: list[chess.Move] = []
+    for pieces, targets in groups:
+        for square in chess.scan_reversed(pieces):
+            reach = board.attacks_mask(square) & targets
+            moves.extend(chess.Move(square, target) for target in chess.scan_reversed(reach))
+    return moves
 
 
 def check_direct_quiet_checks(native: Board, board: chess.Board) -> None:

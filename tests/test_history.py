@@ -6,7 +6,9 @@ import random
 
 import chess
 
+from engine.core.board import Board
 from engine.core.movepick import (
+    CODE_MASK,
     HISTORY_LIMIT,
     HISTORY_SIDE_SIZE,
     STAGE_BAD_CAPTURES,
@@ -58,14 +60,15 @@ def test_counter_move_comes_after_the_killers_and_only_once() -> None:
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     killer = move_code(chess.Move.from_uci("b1c3"))
     counter = move_code(chess.Move.from_uci("f1b5"))
-    picker = MovePicker(board, 0, killer, 0, new_history(), False, True, counter=counter)
-    stages = {stage: [move_code(m) for m in moves] for stage, moves in picker}
+    native = Board.from_chess(board)
+    picker = MovePicker(native, 0, killer, 0, new_history(), False, True, counter=counter)
+    stages = {stage: [m & CODE_MASK for m in moves] for stage, moves in picker}
     assert stages[STAGE_KILLERS] == [killer, counter]
     assert counter not in stages[STAGE_QUIETS] and killer not in stages[STAGE_QUIETS]
 
 
-def test_a_counter_move_that_is_not_pseudo_legal_is_skipped() -> None:
-    board = chess.Board()
+def test_a_counter_move_that_is_not_legal_is_skipped() -> None:
+    board = Board.from_chess(chess.Board())
     counter = move_code(chess.Move.from_uci("f1b5"))  # blocked by the e2 pawn
     picker = MovePicker(board, 0, 0, 0, new_history(), False, True, counter=counter)
     stages = dict(picker)
@@ -77,13 +80,13 @@ def test_skip_quiets_drops_the_quiet_stage_only() -> None:
     """Late move pruning: once the search skips the quiets, the picker does not generate
     them; the killers before them and the losing captures after them still come."""
     # The queen on d4 can take the pawn on e5, which d6 defends: a losing capture.
-    board = chess.Board("4k3/8/3p4/4p3/3Q4/8/8/4K3 w - - 0 1")
+    board = Board.from_chess(chess.Board("4k3/8/3p4/4p3/3Q4/8/8/4K3 w - - 0 1"))
     killer = move_code(chess.Move.from_uci("e1f1"))
     for skip in (False, True):
         picker = MovePicker(board, 0, killer, 0, new_history(), False, True)
         stages = {}
         for stage, moves in picker:
-            stages[stage] = moves
+            stages[stage] = [board.to_chess_move(m) for m in moves]
             if skip:
                 picker.skip_quiets()
         assert stages[STAGE_KILLERS] == [chess.Move.from_uci("e1f1")]

@@ -11,7 +11,6 @@ import chess.polyglot
 import pytest
 
 from engine.core.evaluate import evaluate
-from engine.core.position import Position
 from engine.core.score import INFINITE, MATE, mate_in_moves, score_from_tt
 from engine.core.search import SearchControl, Searcher, SearchParams
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
@@ -60,10 +59,7 @@ def _quiescence(searcher: Searcher, board: chess.Board) -> int:
     the reference quiescence at every leaf) would make the exactness tests minutes
     long: this sets up what ``Searcher.search`` sets up and calls the node function
     that the search calls at its horizon."""
-    searcher._pos = Position(board.copy())
-    searcher._control = SearchControl()
-    searcher._node_limit = None
-    return searcher._qsearch(-INFINITE, INFINITE, 0, board.is_check())
+    return searcher.quiescence(board)
 
 
 _LEAF_SEARCHER = Searcher(TranspositionTable(1))
@@ -376,17 +372,17 @@ def test_zugzwang_positions_with_selectivity(fen: str, depth: int, best: str) ->
 def test_no_null_move_with_only_king_and_pawns(
     fen: str, null_moves_expected: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.core.position import Position
+    from engine.core.board import Board
 
     passes = 0
-    real_push_null = Position.push_null
+    real_make_null = Board.make_null
 
-    def counting_push_null(self: Position) -> None:
+    def counting_make_null(self: Board) -> None:
         nonlocal passes
         passes += 1
-        real_push_null(self)
+        real_make_null(self)
 
-    monkeypatch.setattr(Position, "push_null", counting_push_null)
+    monkeypatch.setattr(Board, "make_null", counting_make_null)
     searcher = Searcher(TranspositionTable(8))
     searcher.search(chess.Board(fen), SearchParams(max_depth=8), SearchControl())
     assert (passes > 0) == null_moves_expected
@@ -414,23 +410,26 @@ def test_selectivity_searches_fewer_nodes_for_the_same_move_quality() -> None:
 def test_null_move_does_not_repeat_across_the_pass() -> None:
     """A repetition needs the same position with the same side to move and no pass in
     between: after a null move the repetition history starts afresh."""
-    from engine.core.position import Position
-
     board = chess.Board()
     for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
         board.push_uci(uci)
-    pos = Position(board)
-    assert pos.is_repetition()
-    pos.push_null()
-    pos.push(chess.Move.from_uci("g8f6"))
-    pos.push_null()
-    pos.push(chess.Move.from_uci("f6g8"))
-    assert not pos.is_repetition()
-    pos.pop()
-    pos.pop_null()
-    pos.pop()
-    pos.pop_null()
-    assert pos.is_repetition() and pos.board.halfmove_clock == 4
+    searcher = Searcher(TranspositionTable(1))
+    searcher.search(board, SearchParams(max_depth=1), SearchControl())
+    native = searcher._board  # the root of the last search, as the tree sees it
+    assert native.search_repetition()
+
+    def null_move() -> None:  # as _null_move_search makes it
+        native.make_null()
+        native.halfmove_clock = 0
+
+    null_move()
+    native.make(native.from_chess_move(chess.Move.from_uci("g8f6")))
+    null_move()
+    native.make(native.from_chess_move(chess.Move.from_uci("f6g8")))
+    assert not native.search_repetition()
+    for _ in range(4):
+        native.unmake()
+    assert native.search_repetition() and native.halfmove_clock == 4
 
 
 # The position after 1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Nxe5: Black to move, with
@@ -442,14 +441,12 @@ _NXE5 = [chess.Move.from_uci("f3e5")]
 
 def test_quiescence_stores_its_result_and_reuses_it() -> None:
     """A quiescence result goes to the TT (depth 0) and a second visit is one node."""
-    from engine.core.position import Position
-
     board = chess.Board(_BEFORE_NXE5)
     searcher = Searcher(TranspositionTable(4))
     params = SearchParams(max_depth=1, root_moves=_NXE5)
     first = searcher.search(board, params, SearchControl())
     board.push(_NXE5[0])
-    entry = searcher.tt.probe(Position(board).key)
+    entry = searcher.tt.probe(chess.polyglot.zobrist_hash(board))
     assert entry is not None and entry[1] == 0 and entry[2] == BOUND_EXACT
     assert first.nodes > 2
     again = searcher.search(chess.Board(_BEFORE_NXE5), params, SearchControl())
@@ -458,12 +455,10 @@ def test_quiescence_stores_its_result_and_reuses_it() -> None:
 
 
 def test_quiescence_never_overwrites_a_deeper_entry() -> None:
-    from engine.core.position import Position
-
     board = chess.Board(_BEFORE_NXE5)
     board.push(_NXE5[0])
     searcher = Searcher(TranspositionTable(4))
-    key = Position(board).key
+    key = chess.polyglot.zobrist_hash(board)
     searcher.tt.store(key, 5, BOUND_LOWER, -30000, 0)  # a bound no window here can use
     params = SearchParams(max_depth=1, root_moves=_NXE5)
     result = searcher.search(chess.Board(_BEFORE_NXE5), params, SearchControl())
@@ -492,7 +487,7 @@ def test_singular_test_search_excludes_the_tt_move_and_leaves_the_tt(
     searcher.search(board, SearchParams(max_depth=6), SearchControl())
     # After a search the searcher's position is the root again, so the singular test
     # can be asked about the root (as the node function asks it about any node).
-    key = searcher._pos.key
+    key = searcher._board.polyglot_key()
     entry = searcher.tt.probe(key)
     assert entry is not None
     nodes = searcher.nodes

@@ -19,9 +19,9 @@ Cut nodes cut by the first move searched (and, in the full search, by the TT
 move), PVS re-searches, and nodes, time and nodes/s per position class; and it
 checks that minimax, both alpha-beta variants and PVS agree on the root value.
 
-The full search is observed from outside (``_ObservedTable``, ``_ObservedPosition``
-stand in for its TT and position), so the engine pays nothing when nobody
-measures. Interpreted code cannot subclass compiled classes, so with a compiled
+The full search is observed from outside (``_ObservedTable`` stands in for its TT,
+and the searcher's ``on_make`` hook reports the moves it makes), so the engine pays
+nothing when nobody measures. Interpreted code cannot subclass compiled classes, so with a compiled
 build (``cutoff compile``) ``cutoff stats`` loads the search from its sources
 (engine.cli asks ``engine.compiled.use_sources`` before importing this module).
 Output: a markdown report, a dict for JSON, and a log-scale plot (matplotlib, the
@@ -41,9 +41,6 @@ import chess
 
 from engine.analysis.plots import save_figure, use_file_backend
 from engine.analysis.textbook import ALL, CUT, PV, Counts, TextbookSearch
-from engine.core.movepick import move_code
-from engine.core.nnue import Incremental
-from engine.core.position import Position
 from engine.core.search import SearchControl, Searcher, SearchParams
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 
@@ -102,38 +99,17 @@ class _Observer:
     def __init__(self) -> None:
         self.counts = FullCounts()
         self.nodes: dict[int, list[int]] = {}  # ply -> [tt move, first move]
-        self.position: Optional[_ObservedPosition] = None
+        self.searcher: Optional[Searcher] = None
 
     @property
     def ply(self) -> int:
-        return self.position.ply if self.position is not None else 0
+        return self.searcher.ply_from_root() if self.searcher is not None else 0
 
-
-class _ObservedPosition(Position):
-    observer: Optional[_Observer] = None
-
-    def __init__(self, board: chess.Board, network: Optional[Incremental] = None) -> None:
-        super().__init__(board, network)
-        self.ply = 0
-        if self.observer is not None:
-            self.observer.position = self
-
-    def push(self, move: chess.Move) -> None:
-        observer = self.observer
-        if observer is not None:
-            node = observer.nodes.get(self.ply)
-            if node is not None and node[1] == 0:
-                node[1] = move_code(move)
-        super().push(move)
-        self.ply += 1
-
-    def pop(self) -> None:
-        super().pop()
-        self.ply -= 1
-
-    def push_null(self) -> None:
-        super().push_null()
-        self.ply += 1
+    def made(self, ply: int, code: int) -> None:
+        """The search makes the move ``code`` at ``ply`` (its ``on_make`` hook)."""
+        node = self.nodes.get(ply)
+        if node is not None and node[1] == 0:
+            node[1] = code
 
 
 class _ObservedTable(TranspositionTable):
@@ -163,9 +139,9 @@ class _ObservedTable(TranspositionTable):
 def full_search(board: chess.Board, depth: int) -> FullCounts:
     """Cutoff's search to ``depth`` from an empty table, observed."""
     observer = _Observer()
-    position_type = type("ObservedPosition", (_ObservedPosition,), {"observer": observer})
     searcher = Searcher(_ObservedTable(observer))
-    searcher.position_type = position_type
+    observer.searcher = searcher
+    searcher.on_make = observer.made
     started = time.process_time()
     result = searcher.search(board, SearchParams(max_depth=depth), SearchControl())
     observer.counts.seconds = time.process_time() - started

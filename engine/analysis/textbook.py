@@ -31,9 +31,18 @@ from dataclasses import dataclass, field
 
 import chess
 
+from engine.core.board import Board
 from engine.core.evaluate import Evaluator
-from engine.core.movepick import HISTORY_MAX, HISTORY_SIDE_SIZE, age_history, move_code, order_moves
-from engine.core.position import Position
+from engine.core.movepick import (
+    CODE_MASK,
+    HISTORY_MAX,
+    age_history,
+    generation_order,
+    history_base,
+    is_capture,
+    new_history,
+    order_moves,
+)
 from engine.core.score import INFINITE, MATE
 
 PV, CUT, ALL = "PV", "Cut", "All"
@@ -78,45 +87,48 @@ class TextbookSearch:
         self.order = order
         self._random = random.Random(seed)
         self._evaluator = Evaluator()
-        self._history = [0] * (2 * HISTORY_SIDE_SIZE)
+        self._history = new_history()
         self._killers: list[list[int]] = [[0, 0] for _ in range(64)]
         self.counts = Counts()
-        self._pos = Position(chess.Board())
+        self._board = Board.from_chess(chess.Board())
 
     # ---------------------------------------------------------------- helpers
 
-    def _moves(self, ply: int) -> list[chess.Move]:
-        board = self._pos.board
-        moves = list(board.generate_legal_moves())
+    def _moves(self, ply: int) -> list[int]:
+        board = self._board
+        moves = board.legal_moves()
         if self.order == "random":
+            # Shuffled from python-chess's order, so that a seed gives the same order
+            # however the board generates.
+            moves = generation_order(board, moves)
             self._random.shuffle(moves)
             return moves
         killers = self._killers[ply]
         return order_moves(board, moves, -1, killers[0], killers[1], self._history)
 
-    def _learn(self, move: chess.Move, ply: int, depth: int) -> None:
+    def _learn(self, move: int, ply: int, depth: int) -> None:
         """A quiet move that cut: the next sibling node tries it early (killer, history)."""
-        board = self._pos.board
-        if board.is_capture(move) or move.promotion:
+        board = self._board
+        if is_capture(board, move) or (move >> 12) & 7:
             return
         killers = self._killers[ply]
-        code = move_code(move)
+        code = move & CODE_MASK
         if killers[0] != code:
             killers[1], killers[0] = killers[0], code
-        index = (HISTORY_SIDE_SIZE if board.turn else 0) + move.from_square * 64 + move.to_square
+        index = history_base(board) + (move & 4095)
         self._history[index] += depth * depth
         if self._history[index] >= HISTORY_MAX:
             age_history(self._history)
 
     def _leaf(self) -> int:
         self.counts.leaves += 1
-        return self._evaluator.evaluate(self._pos)
+        return self._evaluator.evaluate_board(self._board)
 
     def _terminal(self, ply: int) -> int:
         """Score of a node without legal moves: mated (shorter is worse) or stalemate."""
-        return -(MATE - ply) if self._pos.board.is_check() else 0
+        return -(MATE - ply) if self._board.is_check() else 0
 
-    def _enter(self, node_type: str, moves: list[chess.Move]) -> None:
+    def _enter(self, node_type: str, moves: list[int]) -> None:
         self.counts.interior += 1
         self.counts.children += len(moves)
         self.counts.expected[node_type] += 1
@@ -131,7 +143,7 @@ class TextbookSearch:
             self.counts.outcome[PV] += 1
 
     def _start(self, board: chess.Board) -> None:
-        self._pos = Position(board.copy())
+        self._board = Board.from_chess(board)
         self.counts = Counts()
 
     # --------------------------------------------------------------- searches
@@ -152,9 +164,9 @@ class TextbookSearch:
         self.counts.children += len(moves)
         best = -INFINITE
         for move in moves:
-            self._pos.push(move)
+            self._board.make(move)
             score = -self._minimax(depth - 1, ply + 1)
-            self._pos.pop()
+            self._board.unmake()
             best = max(best, score)
         return best
 
@@ -183,7 +195,7 @@ class TextbookSearch:
         best = -INFINITE
         for index, move in enumerate(moves):
             child_type = _child_type(node_type, index)
-            self._pos.push(move)
+            self._board.make(move)
             if pvs and index:
                 score = -self._search(-alpha - 1, -alpha, depth - 1, ply + 1, child_type, soft, pvs)
                 if alpha < score < beta:
@@ -192,7 +204,7 @@ class TextbookSearch:
                     score = -self._search(-beta, -alpha, depth - 1, ply + 1, PV, soft, pvs)
             else:
                 score = -self._search(-beta, -alpha, depth - 1, ply + 1, child_type, soft, pvs)
-            self._pos.pop()
+            self._board.unmake()
             if score > best:
                 best = score
             if score > alpha:

@@ -29,7 +29,8 @@ ints. The two agree bit for bit as long as left shifts never push bits past bit 
 ``_bb`` converts constants at import for the build that runs. Sliding attacks are
 kindergarten-style lookups: the blockers on one line are gathered into six bits by a
 multiply, which wraps the same way in both builds once the top six bits are taken.
-Nothing in the search uses this module yet (issue 92, step 1).
+The search (engine.core.search) runs on this board; python-chess's boards stay with
+the users, the tools and the tests.
 """
 
 from __future__ import annotations
@@ -620,6 +621,14 @@ class Board:
     def polyglot_key(self) -> int:
         """``key`` as python-chess's ``chess.polyglot.zobrist_hash`` gives it."""
         return _u64(self.key)
+
+    def last_move(self) -> i64:
+        """The move that led here (0: a null move, or none made on this board)."""
+        return self._undo[self._ply - 1].move if self._ply else 0
+
+    def piece_count(self) -> i64:
+        """How many pieces (kings and pawns included) stand on the board."""
+        return _popcount(self.white | self.black)
 
     def _castling_key(self) -> i64:
         key: i64 = 0

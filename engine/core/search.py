@@ -22,17 +22,14 @@ history table that survives between searches of one game; the transposition
 table is passed in by its owner (the controller). Results leave through a
 callback (``on_iteration``) and the returned ``SearchResult``: this module never
 prints, never reads the clock except to compare with the deadlines it was given,
-and never changes the board it was given (it searches a copy).
+and never changes the board it was given.
 
-Hot-path rules: python-chess calls that scan the board or its move stack
-(``is_game_over``, ``is_repetition``, ``san``, ``copy``, ``zobrist_hash``,
-``piece_map``) cost tens of microseconds and never run per node. One board,
-push/pop; the Zobrist key and evaluation sums come from ``Position``; the move
-picker tries the TT move before any move generation; moves are generated
-pseudo-legally and tested for legality only when they could leave the king
-attacked; whether a king is attacked is asked of ``engine.core.attacks`` (one call,
-where ``Board.is_check`` and ``was_into_check`` make several); repetition uses our
-key history.
+The tree runs on the search board (engine.core.board: native integers, int moves,
+legal generation, make/unmake, keys, psqt sums and the network's accumulator), not
+on python-chess: python-chess stays at the edges. The root is converted from the
+given ``chess.Board`` (its move stack too, for repetitions); the PV, best move and
+ponder move are converted back; the tablebases get a python-chess board only where
+a probe happens. Moves in the tables are 15-bit codes (``movepick.CODE_MASK``).
 """
 
 from __future__ import annotations
@@ -44,34 +41,25 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Optional
 
 import chess
+from mypy_extensions import i64
 
 from engine.core import movepick
-from engine.core.attacks import (
-    DIAGONAL_LINES,
-    STRAIGHT_LINES,
-    CheckSquares,
-    checking_squares,
-    gives_check,
-    king_attacked,
-)
+from engine.core.board import BLACK, PAWN, SEE_VALUES, Board
 from engine.core.evaluate import Evaluator
 from engine.core.features import MAX_PHASE
 from engine.core.movepick import (
-    HISTORY_SIDE_SIZE,
+    CODE_MASK,
     MovePicker,
-    decode,
+    history_base,
     history_bonus,
-    move_code,
+    is_capture,
     order_moves,
     quiescence_moves,
-    quiet_checks,
     update_history,
 )
 from engine.core.nnue import Incremental, Network
 from engine.core.nnue_eval import NetworkEvaluator
-from engine.core.position import Position
 from engine.core.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt, score_to_tt
-from engine.core.see import SEE_VALUES, see_ge
 from engine.core.tablebase import TB_WIN_CP, Tablebases
 from engine.core.timeman import Deadlines
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TranspositionTable
@@ -120,11 +108,9 @@ SINGULAR_TT_DEPTH_SLACK: Final = 3
 SINGULAR_MARGIN_CP: Final = 8
 """Per ply of depth: how far below the TT score the other moves must stay."""
 
+_SEE: Final[list[i64]] = list(SEE_VALUES)
 _NO_LIMIT: Final = 1 << 30
 """The late-move-pruning count where late move pruning does not apply."""
-_BB_SQUARES: Final = chess.BB_SQUARES
-_BB_ALL: Final = chess.BB_ALL
-_PAWN: Final = chess.PAWN
 
 
 def _reduction_table() -> list[list[int]]:
@@ -138,11 +124,6 @@ def _reduction_table() -> list[list[int]]:
 
 _REDUCTIONS: Final = _reduction_table()
 
-_KING_LINES: Final = [
-    straight | diagonal for straight, diagonal in zip(STRAIGHT_LINES, DIAGONAL_LINES)
-]
-"""A piece off every line through its king cannot expose the king by moving."""
-
 
 def _bound_holds(bound: int, score: int, alpha: int, beta: int) -> bool:
     """Whether a stored ``bound`` on ``score`` decides a node searched in (alpha, beta)."""
@@ -151,18 +132,6 @@ def _bound_holds(bound: int, score: int, alpha: int, beta: int) -> bool:
         or (bound == BOUND_LOWER and score >= beta)
         or (bound == BOUND_UPPER and score <= alpha)
     )
-
-
-def _unsafe_squares(board: chess.Board, us: bool) -> int:
-    """The squares a piece of ``us`` may not leave without a legality test: its king's,
-    and the lines through the king when an enemy slider is on one (pins)."""
-    king_sq = board.king(us)
-    if king_sq is None:
-        return 0
-    lines = _KING_LINES[king_sq]
-    if not lines & board.occupied_co[not us] & (board.bishops | board.rooks | board.queens):
-        lines = 0
-    return lines | _BB_SQUARES[king_sq]
 
 
 def _lmr_reduction(depth: int, searched: int, pv_node: bool, history: int) -> int:
@@ -247,9 +216,9 @@ class SearchResult:
 class _RootLine:
     """A root move with the score and PV of its last completed search."""
 
-    move: chess.Move
+    move: int
     score: int = -INFINITE
-    pv: list[chess.Move] = field(default_factory=list)
+    pv: list[int] = field(default_factory=list)
 
 
 class Searcher:
@@ -266,18 +235,19 @@ class Searcher:
         self.nodes = 0
         self.seldepth = 0
         self._killers: list[list[int]] = [[0, 0] for _ in range(MAX_PLY + 1)]
-        self._pv: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 1)]
+        self._pv: list[list[int]] = [[] for _ in range(MAX_PLY + 1)]
         self._poll_mask = POLL_INTERVAL_NODES - 1
         self._root_depth = 0
         self._control = SearchControl()
         self._node_limit: Optional[int] = None
-        self._pos = Position(chess.Board())
+        self._board = Board.from_chess(chess.Board())
+        self._root_ply = 0
         self.tablebases: Optional[Tablebases] = None
         """Endgame tables probed in the tree (the controller's); None: no probes."""
         self._tb_pieces = 0
-        self.position_type: type[Position] = Position
-        """What searches wrap the board in: a subclass may observe the moves made
-        (engine.analysis.stats does); read once per search, so the nodes never pay for it."""
+        self.on_make: Optional[Callable[[int, int], None]] = None
+        """Called with (plies from the root, move code) before each move the tree
+        makes (engine.analysis.stats observes the search through it)."""
         self.selective = True
         """False turns every pruning and reduction off (and the losing captures are
         ordered with the others): the search is then exact full-width alpha-beta."""
@@ -320,8 +290,11 @@ class Searcher:
         """Search ``board`` (a copy is made) within ``params`` and ``control``."""
         if not control.start_time:
             control.start_time = time.monotonic()
-        pos = self.position_type(board.copy(), self.network)
-        self._pos = pos
+        nb = Board.from_chess(board)
+        nb.use_network(self.network)
+        self._board = nb
+        root_plies = nb.ply()
+        self._root_ply = root_plies
         self._tb_pieces = 0
         if self.tablebases is not None:
             self._tb_pieces = self.tablebases.max_pieces
@@ -338,16 +311,15 @@ class Searcher:
         self.tt.new_search()
         movepick.age_history(self.history)
 
-        legal = list(pos.board.generate_legal_moves())
+        legal = nb.legal_moves()
         if params.root_moves:
-            wanted = {move_code(m) for m in params.root_moves}
-            restricted = [m for m in legal if move_code(m) in wanted]
+            wanted = {nb.from_chess_move(m) for m in params.root_moves}
+            restricted = [m for m in legal if m in wanted]
             legal = restricted or legal
         if not legal:
-            score = -MATE if pos.board.is_check() else 0
+            score = -MATE if nb.is_check() else 0
             return SearchResult(None, None, score, 0, 0)
 
-        root_plies = len(pos.board.move_stack)
         lines = [_RootLine(m) for m in legal]
         self._order_root(lines)
         multipv = max(1, min(params.multipv, len(lines)))
@@ -362,8 +334,8 @@ class Searcher:
                     self._search_root_aspirated(depth, lines, pv_index, on_iteration)
             except SearchAbortedError:
                 # The tree does not unmake moves on the way out of an abort: do it here.
-                while len(pos.board.move_stack) > root_plies:
-                    pos.pop()
+                while nb.ply() > root_plies:
+                    nb.unmake()
                 # A move of the unfinished iteration is only trusted when it beat the
                 # previous best in a full-window re-search (it then sits in front).
                 if lines[0].pv and lines[0].score > -INFINITE:
@@ -385,9 +357,16 @@ class Searcher:
         score = best.score
         if score == -INFINITE:
             # Stopped before the first move was searched: the static view is all we have.
-            score = self.evaluator.evaluate(pos)
+            score = self.evaluator.evaluate_board(nb)
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
-        return SearchResult(best.move, ponder, score, completed_depth, self.nodes, self.seldepth)
+        return SearchResult(
+            nb.to_chess_move(best.move),
+            nb.to_chess_move(ponder) if ponder else None,
+            score,
+            completed_depth,
+            self.nodes,
+            self.seldepth,
+        )
 
     def quiescence(self, board: chess.Board) -> int:
         """The quiescence score of ``board`` with a full window (side to move's view).
@@ -397,26 +376,34 @@ class Searcher:
         static evaluation (scripts/training/datagen.py). It reads and fills the TT as
         quiescence in the tree does.
         """
-        self._pos = Position(board.copy(), self.network)
+        nb = Board.from_chess(board)
+        nb.use_network(self.network)
+        self._board = nb
+        self._root_ply = nb.ply()
         self._control = SearchControl()
         self._node_limit = None
         return self._qsearch(-INFINITE, INFINITE, 0, board.is_check())
 
     def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The reply to ``move`` the TT expects, from the last searched root (or None)."""
-        return self._ponder_from_tt(move)
+        nb = self._board
+        legal = nb.legal_move(nb.from_chess_move(move) & CODE_MASK)
+        reply = self._ponder_from_tt(legal) if legal else 0
+        return nb.to_chess_move(reply) if reply else None
+
+    def ply_from_root(self) -> int:
+        """Moves (and null moves) made below the root of the current search."""
+        return self._board.ply() - self._root_ply
 
     def _order_root(self, lines: list[_RootLine]) -> None:
         """First iteration order: TT move, then the interior-node ordering."""
-        board = self._pos.board
-        entry = self.tt.probe(self._pos.key)
+        board = self._board
+        entry = self.tt.probe(board.polyglot_key())
         tt_code = entry[0] if entry else 0
         moves = [line.move for line in lines]
         ordered = order_moves(board, moves, -1, 0, 0, self.history)
-        rank = {move_code(m): i for i, m in enumerate(ordered)}
-        lines.sort(
-            key=lambda line: -1 if move_code(line.move) == tt_code else rank[move_code(line.move)]
-        )
+        rank = {m: i for i, m in enumerate(ordered)}
+        lines.sort(key=lambda line: -1 if line.move & CODE_MASK == tt_code else rank[line.move])
 
     def _should_stop_after(
         self, depth: int, params: SearchParams, best: _RootLine, legal_count: int
@@ -430,7 +417,7 @@ class Searcher:
         out_of_time = False
         if deadlines is not None:
             out_of_time = deadlines.iteration_done(
-                time.monotonic(), move_code(best.move), best.score, legal_count
+                time.monotonic(), best.move & CODE_MASK, best.score, legal_count
             )
         if (
             params.mate_moves is not None
@@ -447,22 +434,15 @@ class Searcher:
     def _tbhits(self) -> int:
         return self.tablebases.hits if self.tablebases is not None else 0
 
-    def _ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
-        """The expected reply from the TT when the PV is one move long."""
-        pos = self._pos
-        board = pos.board
-        if not board.is_legal(move):
-            return None
-        pos.push(move)
+    def _ponder_from_tt(self, move: int) -> int:
+        """The expected reply (0: none) from the TT to the legal root ``move``."""
+        board = self._board
+        board.make(move)
         try:
-            entry = self.tt.probe(pos.key)
-            if entry and entry[0]:
-                reply = decode(entry[0])
-                if board.is_legal(reply):
-                    return reply
-            return None
+            entry = self.tt.probe(board.polyglot_key())
+            return board.legal_move(entry[0]) if entry and entry[0] else 0
         finally:
-            pos.pop()
+            board.unmake()
 
     def _iteration_info(
         self, depth: int, pv_index: int, line: _RootLine, score: int, bound: int
@@ -477,7 +457,7 @@ class Searcher:
             self.nodes,
             int((time.monotonic() - self._control.start_time) * 1000),
             self.tt.hashfull(),
-            list(line.pv) or [line.move],
+            [self._board.to_chess_move(move) for move in line.pv or [line.move]],
             self._tbhits(),
         )
 
@@ -528,14 +508,17 @@ class Searcher:
         self, depth: int, lines: list[_RootLine], first: int, alpha: int, beta: int
     ) -> int:
         """PVS over the root moves lines[first:]; returns the best score (fail-soft)."""
-        pos = self._pos
+        board = self._board
         pvt = self._pv
         self.nodes += 1
         self._root_depth = depth
         best_score = -INFINITE
+        on_make = self.on_make
         for i in range(first, len(lines)):
             line = lines[i]
-            pos.push(line.move)
+            if on_make is not None:
+                on_make(0, line.move & CODE_MASK)
+            board.make(line.move)
             full_window = True
             if i == first:
                 score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
@@ -545,7 +528,7 @@ class Searcher:
                 if alpha < score < beta:
                     full_window = True
                     score = -self._negamax(-beta, -alpha, depth - 1, 1, True)
-            pos.pop()
+            board.unmake()
             if score > best_score:
                 best_score = score
             if i == first or score > alpha:
@@ -560,10 +543,10 @@ class Searcher:
                         break
             else:
                 line.score = -INFINITE
-        code = move_code(lines[first].move)
+        code = lines[first].move & CODE_MASK
         bound = BOUND_LOWER if best_score >= beta else BOUND_EXACT
         if first == 0 and best_score > -INFINITE:
-            self.tt.store(pos.key, depth, bound, score_to_tt(best_score, 0), code)
+            self.tt.store(board.polyglot_key(), depth, bound, score_to_tt(best_score, 0), code)
         return best_score
 
     # ------------------------------------------------------------------- nodes
@@ -587,14 +570,13 @@ class Searcher:
         """Fail-soft PVS negamax; ``pv_node`` is true when the window is open. ``excluded``
         (a move code): the singular test's search, without that move and the TT entry.
         Elo figures: docs/strength.md, the full build against the build without the step."""
-        pos = self._pos
-        board = pos.board
+        board = self._board
         pvt = self._pv
         if pv_node:
             pvt[ply] = []
 
         # 1. Check extension: a check never ends the main search.
-        in_check = king_attacked(board, board.turn)
+        in_check = board.is_check()
         if in_check:
             depth += 1
 
@@ -610,16 +592,17 @@ class Searcher:
             self.seldepth = ply
 
         # 4. Draws by rule: fifty moves, repetition, insufficient material.
-        if board.halfmove_clock >= 100 and not in_check:
+        halfmove_clock = board.halfmove_clock
+        if halfmove_clock >= 100 and not in_check:
             return 0
-        if board.halfmove_clock >= 4 and pos.is_repetition():
+        if halfmove_clock >= 4 and board.search_repetition():
             return 0
-        if not (board.pawns | board.rooks | board.queens) and (
-            (board.knights | board.bishops).bit_count() <= 1
-        ):
-            return 0
+        if not (board.pawns | board.rooks | board.queens):
+            minors = board.knights | board.bishops
+            if not minors & (minors - 1):
+                return 0
         if ply >= MAX_PLY - 1:
-            return self.evaluator.evaluate(pos)
+            return self.evaluator.evaluate_board(board)
 
         # 5. Mate distance pruning: no line here can beat a shorter mate found already.
         mating = MATE - ply
@@ -632,7 +615,7 @@ class Searcher:
 
         # 6. Transposition table: a deep enough bound ends a zero-window node at once.
         tt = self.tt
-        key = pos.key
+        key = board.polyglot_key()
         entry = tt.probe(key) if not excluded else None
         tt_code = 0
         if entry:
@@ -643,17 +626,16 @@ class Searcher:
                     return tt_score
 
         # 7. Tablebases, right after a capture or pawn move (where positions enter them).
-        if self._tb_pieces and not board.halfmove_clock and not excluded:
+        if self._tb_pieces and not halfmove_clock and not excluded:
             tb_score = self._probe_tablebases(alpha, beta, depth, ply)
             if tb_score is not None:
                 return tb_score
 
         # 8. Static evaluation, for pruning at non-PV nodes (PV nodes prune nothing).
-        us = board.turn
         selective = self.selective and not in_check
         static_eval = -INFINITE
         if selective and not pv_node:
-            static_eval = self.evaluator.evaluate(pos)
+            static_eval = self.evaluator.evaluate_board(board)
             if -MATE_BOUND < beta < MATE_BOUND and not excluded:
                 # 9. Reverse futility pruning (+24 Elo, 400 games): too far above beta to fall.
                 if (
@@ -688,66 +670,52 @@ class Searcher:
                 futility_value = static_eval + FUTILITY_MARGIN_CP[depth]
         futile = futility_value <= alpha
         reduce = selective and depth >= LMR_MIN_DEPTH
-        unsafe = _unsafe_squares(board, us)
-        ep_square = board.ep_square
         original_alpha = alpha
         best_score, best_code, searched, pruned = -INFINITE, 0, 0, False  # pruned: by futility
         history = self.history
-        hist_base = HISTORY_SIDE_SIZE if us else 0
+        hist_base = history_base(board)
         # The counter-move slot of the opponent's last move (0: a null move).
-        last = board.move_stack[-1]
-        counter_index = hist_base + last.from_square * 64 + last.to_square if last else 0
+        last = board.last_move()
+        counter_index = hist_base + (last & 4095) if last else 0
         counter = self.counter_moves[counter_index] if counter_index else 0
         quiets_tried: list[int] = []
-        check_squares: Optional[CheckSquares] = None  # computed at the first futile quiet
+        on_make = self.on_make
         k1, k2 = self._killers[ply]
         picker = MovePicker(board, tt_code, k1, k2, history, in_check, self.selective, counter)
         for stage, moves in picker:
             late = stage.late
             track_quiets = stage.quiet
             child_depth = depth - 1 + tt_extension if stage.extended else depth - 1
-            # Squares a move must not leave without a legality test (en passant too).
-            verify = _BB_ALL if stage.verify_all else 0 if stage.legal else unsafe
-            verify_ep = -1 if stage.legal or ep_square is None else ep_square
             for move in moves:
-                from_sq = move.from_square
-                to_sq = move.to_square
-                from_bb = _BB_SQUARES[from_sq]
-                if excluded and move_code(move) == excluded:
+                code = move & CODE_MASK
+                if excluded and code == excluded:
                     continue
                 # 14. Late move pruning (+10 Elo, 400 games): late quiets at low depth.
                 if late and searched >= lmp_count:
                     break
-                # 15. Futility pruning (+26 Elo, 400 games): quiet non-checks far below alpha
-                #     (judged before the move is made if it is surely legal, else at step 17).
-                if futile and late and not move.promotion and not from_bb & unsafe:
-                    if check_squares is None:
-                        check_squares = checking_squares(board)
-                    if not gives_check(board, move, check_squares):
-                        pruned = True
-                        continue
-                # 16. Make the move, and take it back if it leaves the king attacked.
-                pos.push(move)
-                if (from_bb & verify or to_sq == verify_ep) and king_attacked(board, us):
-                    pos.pop()
+                promotion = (move >> 12) & 7
+                # 15. Futility pruning (+26 Elo, 400 games): quiet non-checks far below alpha.
+                if futile and late and not promotion and not board.gives_check(move):
+                    pruned = True
                     continue
-                # 17. A late quiet non-check: futility (if 15 left it) or LMR (+26 Elo, 400 games).
+                # 16. Make the move (every move here is legal).
+                if on_make is not None:
+                    on_make(ply, code)
+                board.make(move)
+                # 17. A late quiet non-check: LMR (+26 Elo, 400 games).
                 reduction = 0
                 if (
                     late
-                    and (futile or (reduce and searched >= LMR_MIN_MOVES))
-                    and not move.promotion
-                    and not king_attacked(board, not us)
+                    and reduce
+                    and searched >= LMR_MIN_MOVES
+                    and not promotion
+                    and not board.is_check()
                 ):
-                    if futile:
-                        pos.pop()
-                        pruned = True
-                        continue
-                    move_history = history[hist_base + from_sq * 64 + to_sq]
+                    move_history = history[hist_base + (code & 4095)]
                     reduction = _lmr_reduction(depth, searched, pv_node, move_history)
                 searched += 1
-                if track_quiets and not move.promotion:
-                    quiets_tried.append(hist_base + from_sq * 64 + to_sq)
+                if track_quiets and not promotion:
+                    quiets_tried.append(hist_base + (code & 4095))
                 # 18. Principal variation search: null windows after the first move.
                 full_window = pv_node
                 if searched == 1:
@@ -763,13 +731,13 @@ class Searcher:
                     if pv_node and alpha < score < beta:
                         full_window = True
                         score = -self._negamax(-beta, -alpha, child_depth, ply + 1, True)
-                pos.pop()
+                board.unmake()
                 if score <= best_score:
                     continue
                 best_score = score
                 if score <= alpha:
                     continue
-                best_code = from_sq | (to_sq << 6) | ((move.promotion or 0) << 12)
+                best_code = code
                 alpha = score
                 if pv_node:
                     pvt[ply] = [move, *pvt[ply + 1]] if full_window else [move]
@@ -802,12 +770,13 @@ class Searcher:
         """The node's score from the endgame tables when it ends the node, else None.
 
         A win or loss is a bound (a mate may come sooner), a draw is exact; a result
-        that ends the node goes to the TT as if searched six plies deeper.
+        that ends the node goes to the TT as if searched six plies deeper. The tables
+        read a python-chess board, made from the search board only here.
         """
-        board = self._pos.board
-        if board.occupied.bit_count() > self._tb_pieces or self.tablebases is None:
+        board = self._board
+        if board.piece_count() > self._tb_pieces or self.tablebases is None:
             return None
-        wdl = self.tablebases.wdl(board)
+        wdl = self.tablebases.wdl(chess.Board(board.fen(), chess960=board.chess960))
         if wdl is None:
             return None
         if wdl > 1:
@@ -817,7 +786,7 @@ class Searcher:
         else:
             tb_score, bound = 0, BOUND_EXACT
         if _bound_holds(bound, tb_score, alpha, beta):
-            self.tt.store(self._pos.key, min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
+            self.tt.store(board.polyglot_key(), min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
             return tb_score
         return None
 
@@ -857,7 +826,7 @@ class Searcher:
 
     def _update_quiet_stats(
         self,
-        move: chess.Move,
+        move: int,
         depth: int,
         ply: int,
         counter_index: int,
@@ -866,16 +835,10 @@ class Searcher:
         """After a cutoff by ``move``, if it is quiet: it becomes the ply's first killer
         and the counter move to the opponent's last move; its history gains, and the
         quiets tried before it lose as much (history with gravity and malus)."""
-        board = self._pos.board
-        from_sq = move.from_square
-        to_sq = move.to_square
-        if (
-            _BB_SQUARES[to_sq] & board.occupied_co[not board.turn]
-            or move.promotion
-            or (to_sq == board.ep_square and board.piece_type_at(from_sq) == _PAWN)
-        ):
+        board = self._board
+        if (move >> 12) & 7 or is_capture(board, move):
             return
-        code = from_sq | (to_sq << 6)
+        code = move & CODE_MASK
         killers = self._killers[ply]
         if killers[0] != code:
             killers[1] = killers[0]
@@ -884,7 +847,7 @@ class Searcher:
             self.counter_moves[counter_index] = code
         history = self.history
         bonus = history_bonus(depth)
-        best_index = (HISTORY_SIDE_SIZE if board.turn else 0) + from_sq * 64 + to_sq
+        best_index = history_base(board) + (code & 4095)
         update_history(history, best_index, bonus)
         for index in quiets_tried:
             if index != best_index:
@@ -893,16 +856,17 @@ class Searcher:
     def _null_move_search(self, depth: int, ply: int, beta: int) -> int:
         """The score with which passing fails high, else -INFINITE. Not twice in a row,
         and not with only king and pawns (zugzwang, where passing would be best)."""
-        pos = self._pos
-        board = pos.board
-        if not board.move_stack[-1] or not (
-            board.occupied_co[board.turn] & ~(board.pawns | board.kings)
-        ):
+        board = self._board
+        own = board.black if board.turn == BLACK else board.white
+        if not board.last_move() or not own & ~(board.pawns | board.kings):
             return -INFINITE
-        pos.push_null()
+        board.make_null()
+        # No repetition reaches back across a pass: the positions before it were not
+        # really followed by this one (unmake restores the clock).
+        board.halfmove_clock = 0
         null_depth = depth - 1 - NULL_MOVE_BASE_REDUCTION - depth // 4
         score = -self._negamax(-beta, -beta + 1, null_depth, ply + 1, False)
-        pos.pop_null()
+        board.unmake()
         if score < beta:
             return -INFINITE
         return beta if score >= MATE_BOUND else score
@@ -912,8 +876,7 @@ class Searcher:
     ) -> int:
         """Captures and queen promotions until the position is quiet; evasions in check;
         with ``checks``, quiet checks too (the first ply only). Steps as in _negamax."""
-        pos = self._pos
-        board = pos.board
+        board = self._board
         # 1. Count the node; the clock and stop flag are read only now and then.
         self.nodes += 1
         if not self.nodes & self._poll_mask:
@@ -921,11 +884,12 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return self.evaluator.evaluate(pos)
+            return self.evaluator.evaluate_board(board)
 
         # 2. Transposition table (+37 Elo, 327 games, docs/strength.md): any stored
         #    result has searched at least the captures this node would.
-        tt_entry = self.tt.probe(pos.key)
+        key = board.polyglot_key()
+        tt_entry = self.tt.probe(key)
         if tt_entry:
             bound = tt_entry[2]
             tt_score = score_from_tt(tt_entry[3], ply)
@@ -940,19 +904,19 @@ class Searcher:
             # outside the window, the other terms will not bring it back, and the
             # bound is returned without them. (features.blend inlined: this runs at
             # every quiescence node.)
-            phase = pos.phase if pos.phase < MAX_PHASE else MAX_PHASE
-            blended = pos.mg * phase + pos.eg * (MAX_PHASE - phase)
-            rough = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
-            if not board.turn:
+            phase: i64 = board.phase if board.phase < MAX_PHASE else MAX_PHASE
+            blended: i64 = board.mg * phase + board.eg * (MAX_PHASE - phase)
+            rough: i64 = blended // MAX_PHASE if blended >= 0 else -(-blended // MAX_PHASE)
+            if board.turn == BLACK:
                 rough = -rough
             if rough - LAZY_MARGIN_CP >= beta:
                 return rough - LAZY_MARGIN_CP
             if rough + LAZY_MARGIN_CP <= alpha:
                 best_score = rough + LAZY_MARGIN_CP
             else:
-                best_score = self.evaluator.evaluate(pos)
+                best_score = self.evaluator.evaluate_board(board)
         else:
-            best_score = self.evaluator.evaluate(pos)
+            best_score = self.evaluator.evaluate_board(board)
         if best_score >= beta:
             return best_score
         if best_score > alpha:
@@ -963,51 +927,34 @@ class Searcher:
         #    docs/strength.md). None in check: mated.
         moves = quiescence_moves(board, self.history, in_check)
         if checks and not in_check:
-            moves.extend(quiet_checks(board))
+            moves.extend(board.direct_quiet_checks())
         if not moves:
             return -(MATE - ply) if in_check else best_score
         original_alpha = alpha
         best_code = 0
-        us = board.turn
-        king_sq = board.king(us)
-        lines = _KING_LINES[king_sq] if king_sq is not None else -1
-        ep_square = board.ep_square
         see_prune = self.selective and not in_check
-        piece_type_at = board.piece_type_at
+        mailbox = board.mailbox
+        on_make = self.on_make
         for move in moves:
-            from_sq = move.from_square
-            risky = 0
-            if not in_check:
-                # 5. SEE pruning: a capture that loses material by static exchange is
-                #    not searched (with losing captures last: +183 Elo, 118 games,
-                #    docs/strength.md).
-                if (
-                    see_prune
-                    and not move.promotion
-                    and SEE_VALUES[piece_type_at(from_sq) or 1]
-                    > SEE_VALUES[piece_type_at(move.to_square) or 1]
-                    and not see_ge(board, move, 0)
-                ):
+            # 5. SEE pruning: a capture that loses material by static exchange is
+            #    not searched (with losing captures last: +183 Elo, 118 games,
+            #    docs/strength.md).
+            if see_prune and not (move >> 12) & 7:
+                attacker = mailbox[move & 63] & 7
+                victim = mailbox[(move >> 6) & 63] & 7
+                if _SEE[attacker] > _SEE[victim if victim else PAWN] and not board.see_ge(move, 0):
                     continue
-                # A capture onto the en passant square is en passant: two pawns
-                # leave the rank. (Evasions are legal already.)
-                risky = (
-                    from_sq == king_sq
-                    or _BB_SQUARES[from_sq] & lines
-                    or move.to_square == ep_square
-                )
-            # 6. Make the move (legality tested where it could expose the king), search.
-            pos.push(move)
-            if risky and king_attacked(board, us):
-                pos.pop()
-                continue
-            score = -self._qsearch(-beta, -alpha, ply + 1, king_attacked(board, not us))
-            pos.pop()
+            # 6. Make the move (every move here is legal), search.
+            if on_make is not None:
+                on_make(ply, move & CODE_MASK)
+            board.make(move)
+            score = -self._qsearch(-beta, -alpha, ply + 1, board.is_check())
+            board.unmake()
             if score > best_score:
                 best_score = score
                 if score > alpha:
                     alpha = score
-                    best_code = move_code(move)
+                    best_code = move & CODE_MASK
                     if alpha >= beta:
                         break
 
@@ -1020,5 +967,5 @@ class Searcher:
                 bound = BOUND_EXACT
             else:
                 bound = BOUND_UPPER
-            self.tt.store(pos.key, 0, bound, score_to_tt(best_score, ply), best_code)
+            self.tt.store(key, 0, bound, score_to_tt(best_score, ply), best_code)
         return best_score

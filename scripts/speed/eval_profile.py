@@ -25,36 +25,36 @@ import time
 import chess
 
 from engine.core import evaluate as evaluation
+from engine.core.board import WHITE, Board
 from engine.core.features import blend
-from engine.core.position import Position
 from engine.play.bench import BENCH_FENS, run_bench
 
 from ..common import ToolParser
 
 PARTS = (
-    ("evaluation (all)", "evaluate.py", "evaluate"),
+    ("evaluation (all)", "evaluate.py", "evaluate_board"),
     ("  pawn structure (cache misses)", "evaluate.py", "_pawn_terms"),
     ("  king shelter (cache misses)", "evaluate.py", "_shelter_terms"),
-    ("  endgame scaling", "features.py", "scale_factors"),
+    ("  endgame scaling", "features.py", "scale_factors_bits"),
 )
 
 
 def profile_search(depth: int, positions: int) -> None:
     hits = [0, 0]
-    original = evaluation.Evaluator.evaluate
+    original = evaluation.Evaluator.evaluate_board
 
-    def counting(self: evaluation.Evaluator, pos: Position) -> int:
+    def counting(self: evaluation.Evaluator, board: Board) -> int:
         hits[0] += 1
-        if self._keys[pos.key & self._mask] == pos.key:
+        if self._keys[board.key & self._mask] == board.key:
             hits[1] += 1
-        return original(self, pos)
+        return original(self, board)
 
-    evaluation.Evaluator.evaluate = counting  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate_board = counting  # type: ignore[method-assign]
     profiler = cProfile.Profile()
     profiler.enable()
     result = run_bench(depth=depth, fens=BENCH_FENS[:positions])
     profiler.disable()
-    evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate_board = original  # type: ignore[method-assign]
 
     stats = pstats.Stats(profiler)
     entries = stats.stats  # type: ignore[attr-defined]
@@ -75,23 +75,23 @@ def profile_search(depth: int, positions: int) -> None:
 
 
 def time_in_search(depth: int, positions: int) -> None:
-    original = evaluation.Evaluator.evaluate
+    original = evaluation.Evaluator.evaluate_board
     spent = [0.0, 0]
     clock = time.perf_counter
 
-    def timed(self: evaluation.Evaluator, pos: Position) -> int:
+    def timed(self: evaluation.Evaluator, board: Board) -> int:
         start = clock()
-        value = original(self, pos)
+        value = original(self, board)
         spent[0] += clock() - start
         spent[1] += 1
         return value
 
-    evaluation.Evaluator.evaluate = timed  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate_board = timed  # type: ignore[method-assign]
     cpu = time.process_time()
     try:
         run_bench(depth=depth, fens=BENCH_FENS[:positions])
     finally:
-        evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
+        evaluation.Evaluator.evaluate_board = original  # type: ignore[method-assign]
     cpu = time.process_time() - cpu
     calls = max(spent[1], 1)
     print(
@@ -101,22 +101,21 @@ def time_in_search(depth: int, positions: int) -> None:
 
 
 def time_per_call(positions: int) -> None:
-    boards = [chess.Board(fen) for fen in BENCH_FENS[:positions]]
-    poses = [Position(board) for board in boards]
+    boards = [Board.from_chess(chess.Board(fen)) for fen in BENCH_FENS[:positions]]
     # A one-slot evaluation cache misses on every call here (the positions
     # alternate), while the pawn caches stay warm, as they mostly are in a search.
     evaluator = evaluation.Evaluator(cache_bits=0)
     rounds = 2000
     start = time.perf_counter()
     for _ in range(rounds):
-        for pos in poses:
-            evaluator.evaluate(pos)
-    full = (time.perf_counter() - start) / (rounds * len(poses))
+        for board in boards:
+            evaluator.evaluate_board(board)
+    full = (time.perf_counter() - start) / (rounds * len(boards))
     start = time.perf_counter()
     for _ in range(rounds):
-        for pos in poses:
-            blend(pos.mg, pos.eg, min(pos.phase, 24), 64, pos.board.turn)
-    rough = (time.perf_counter() - start) / (rounds * len(poses))
+        for board in boards:
+            blend(board.mg, board.eg, min(board.phase, 24), 64, board.turn == WHITE)
+    rough = (time.perf_counter() - start) / (rounds * len(boards))
     print(
         f"one uncached evaluation in a warm loop: {1e6 * full:.1f} us; "
         f"material + psqt blend alone: {1e6 * rough:.1f} us"

@@ -83,17 +83,17 @@ class _Sampler:
 
     def __init__(self) -> None:
         _use_sources()
+        from engine.core.board import Board
         from engine.core.evaluate import Evaluator
-        from engine.core.position import Position
         from engine.core.search import Searcher
         from engine.core.tt import TranspositionTable
 
         sampler = self
 
         class Observed(Evaluator):
-            def evaluate(self, pos: Position) -> int:
-                sampler.seen(pos)
-                return super().evaluate(pos)
+            def evaluate_board(self, board: Board) -> int:
+                sampler.seen(board)
+                return super().evaluate_board(board)
 
         self.searcher = Searcher(TranspositionTable(HASH_MB))
         self.searcher.evaluator = Observed()
@@ -106,11 +106,11 @@ class _Sampler:
         # Reservoir sampling (Algorithm R): after n calls each has probability want/n.
         self.calls += 1
         if len(self.kept) < self.want:
-            self.kept.append(pos.board.fen())
+            self.kept.append(pos.fen())
             return
         slot = self.rng.randrange(self.calls)
         if slot < self.want:
-            self.kept[slot] = pos.board.fen()
+            self.kept[slot] = pos.fen()
 
     def leaves(self, root: Root, settings: Settings) -> list[str]:
         from engine.core.search import SearchControl, SearchParams
