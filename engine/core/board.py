@@ -118,6 +118,9 @@ _RANK_8: Final[i64] = _bb(0xFF << 56)
 _BACKRANK: Final[list[i64]] = [_RANK_1, _RANK_8]
 _A_FILE: Final[i64] = 0x0101010101010101
 _B_FILE: Final[i64] = 0x0202020202020202
+_H_FILE: Final[i64] = _bb(0x8080808080808080)
+_RANK_3: Final[i64] = 0xFF << 16
+_RANK_6: Final[i64] = 0xFF << 40
 _FILE_MULT: Final[i64] = 0x0004081020408000
 
 
@@ -208,6 +211,11 @@ def _slider_tables() -> tuple[list[i64], list[i64]]:
 _DIAG_ATTACKS, _ORTHO_ATTACKS = _slider_tables()
 _DIAG: Final[list[i64]] = _DIAG_ATTACKS
 _ORTHO: Final[list[i64]] = _ORTHO_ATTACKS
+
+_BISHOP_RAYS: Final[list[i64]] = [_DIAG[s * 128] | _DIAG[s * 128 + 64] for s in range(64)]
+"""Squares a bishop on each square reaches on an empty board."""
+_ROOK_RAYS: Final[list[i64]] = [_ORTHO[s * 128] | _ORTHO[s * 128 + 64] for s in range(64)]
+"""Squares a rook on each square reaches on an empty board."""
 
 _ZOBRIST: Final[list[i64]] = [_bb(v) for v in chess.polyglot.POLYGLOT_RANDOM_ARRAY]
 # _PIECE_KEY[piece * 64 + sq], piece = type | colour << 3 (Polyglot's kind: white is odd).
@@ -685,6 +693,23 @@ class Board:
             | (rook_attacks(sq, occupied) & (self.rooks | queens))
         )
 
+    def _attacked(self, sq: i64, theirs: i64, occupied: i64, them: i64) -> bool:
+        """Does a piece of ``theirs`` (colour ``them``) attack ``sq`` with this occupancy?
+        As ``attackers(...) != 0``, the cheap tests first: a slider's attacks are looked
+        up only when one stands on a line through ``sq``."""
+        if (
+            _KNIGHT[sq] & self.knights & theirs
+            or _KING[sq] & self.kings & theirs
+            or _PAWN[(them ^ 1) * 64 + sq] & self.pawns & theirs
+        ):
+            return True
+        queens = self.queens
+        diagonal = (self.bishops | queens) & theirs
+        if diagonal & _BISHOP_RAYS[sq] and bishop_attacks(sq, occupied) & diagonal:
+            return True
+        straight = (self.rooks | queens) & theirs
+        return (straight & _ROOK_RAYS[sq] != 0) and (rook_attacks(sq, occupied) & straight) != 0
+
     def is_attacked(self, colour: i64, sq: i64) -> bool:
         """Is ``sq`` attacked by a piece of ``colour``?"""
         return self.attackers(colour, sq, self.white | self.black) != 0
@@ -699,18 +724,35 @@ class Board:
         return self.attackers(us ^ 1, self.king_square(us), self.white | self.black)
 
     def is_check(self) -> bool:
-        return self.checkers() != 0
+        """Is the side to move in check? (``checkers() != 0``, the cheap tests first: a
+        slider's attacks are looked up only when one stands on a line through the king.)"""
+        us = self.turn
+        own = self.white if us == WHITE else self.black
+        theirs = self.black if us == WHITE else self.white
+        ksq = _lsb(self.kings & own)
+        if _KNIGHT[ksq] & self.knights & theirs or _PAWN[us * 64 + ksq] & self.pawns & theirs:
+            return True
+        queens = self.queens
+        occupied = own | theirs
+        diagonal = (self.bishops | queens) & theirs
+        if diagonal & _BISHOP_RAYS[ksq] and bishop_attacks(ksq, occupied) & diagonal:
+            return True
+        straight = (self.rooks | queens) & theirs
+        return (straight & _ROOK_RAYS[ksq] != 0) and (rook_attacks(ksq, occupied) & straight) != 0
 
     def pinned(self, colour: i64) -> i64:
         """Pieces of ``colour`` pinned to their king."""
         own = self.white if colour == WHITE else self.black
         theirs = self.black if colour == WHITE else self.white
-        ksq = self.king_square(colour)
+        return self._pinned(_lsb(self.kings & own), own, theirs)
+
+    def _pinned(self, ksq: i64, own: i64, theirs: i64) -> i64:
+        """``pinned`` for the king on ``ksq`` (the colours' pieces given)."""
         occupied = own | theirs
         queens = self.queens
         snipers = theirs & (
-            (bishop_attacks(ksq, 0) & (self.bishops | queens))
-            | (rook_attacks(ksq, 0) & (self.rooks | queens))
+            (_BISHOP_RAYS[ksq] & (self.bishops | queens))
+            | (_ROOK_RAYS[ksq] & (self.rooks | queens))
         )
         pinned: i64 = 0
         while snipers:
@@ -736,11 +778,15 @@ class Board:
         pt = piece & 7
         captured = mailbox[to] if flag != CASTLE else 0
         ep_before = self.ep_square
-        ep_key = self._ep_key()
+        ep_key: i64 = self._ep_key() if ep_before != NO_SQUARE else 0
         # python-chess stops its repetition search at a position with legal en passant
         # (its file in the key and the same key for repetitions: see rep_key).
         boundary = ep_key != 0 and self.rep_key == self.key
-        undo = self._push_undo()
+        ply = self._ply
+        if ply == len(self._undo):
+            self._undo.append(Undo())
+        self._ply = ply + 1
+        undo = self._undo[ply]
         undo.move = move
         undo.captured = captured
         undo.ep_square = ep_before
@@ -820,11 +866,14 @@ class Board:
                 self._toggle(captured, to_bit)
                 key ^= _PIECE_KEY[captured * 64 + to]
             mailbox[frm] = 0
-            self._toggle(piece, from_bit)
             key ^= _PIECE_KEY[piece * 64 + frm]
             placed = piece if not promotion else promotion | (us << 3)
             mailbox[to] = placed
-            self._toggle(placed, to_bit)
+            if promotion:
+                self._toggle(piece, from_bit)
+                self._toggle(placed, to_bit)
+            else:
+                self._toggle(piece, from_bit | to_bit)
             key ^= _PIECE_KEY[placed * 64 + to]
             psqt = _PSQT[placed * 64 + to] - _PSQT[piece * 64 + frm]
             if victim:
@@ -857,7 +906,7 @@ class Board:
             self.fullmove_number += 1
         self.turn = them
         key ^= _TURN_KEY
-        ep_key = self._ep_key()
+        ep_key = self._ep_key() if self.ep_square != NO_SQUARE else 0
         key ^= ep_key
         if new_rights != rights:
             key ^= castle_key_before ^ self._castling_key()
@@ -919,10 +968,14 @@ class Board:
             return
         to_bit = _ONE << to
         placed = mailbox[to]
-        self._toggle(placed, to_bit)
-        piece = placed if not promotion else PAWN | (us << 3)
+        if promotion:
+            piece = PAWN | (us << 3)
+            self._toggle(placed, to_bit)
+            self._toggle(piece, (_ONE << frm))
+        else:
+            piece = placed
+            self._toggle(piece, to_bit | (_ONE << frm))
         mailbox[frm] = piece
-        self._toggle(piece, (_ONE << frm))
         captured = undo.captured
         mailbox[to] = captured
         if captured:
@@ -1134,8 +1187,10 @@ class Board:
         own = self.white if us == WHITE else self.black
         theirs = self.black if us == WHITE else self.white
         occupied = own | theirs
-        ksq = self.king_square(us)
-        checkers = self.attackers(them, ksq, occupied)
+        ksq = _lsb(self.kings & own)
+        checkers: i64 = 0
+        if self.is_check():
+            checkers = self.attackers(them, ksq, occupied)
         targets: i64 = ~own
         if not noisy:
             targets &= ~theirs
@@ -1148,7 +1203,7 @@ class Board:
         while dests:
             to = _lsb(dests)
             dests &= dests - 1
-            if not self.attackers(them, to, without_king):
+            if not self._attacked(to, theirs, without_king, them):
                 moves.append(ksq | (to << 6))
         if checkers and (checkers & (checkers - 1)):
             return
@@ -1158,14 +1213,19 @@ class Board:
             block = ~0
             if quiet:
                 self._generate_castling(moves, ksq, occupied)
-        pinned = self.pinned(us)
+        pinned = self._pinned(ksq, own, theirs)
         queens = self.queens
 
         pieces = own & self.knights & ~pinned
         while pieces:
             frm = _lsb(pieces)
             pieces &= pieces - 1
-            self._add(moves, frm, _KNIGHT[frm] & targets & block)
+            dests = _KNIGHT[frm] & targets & block
+            # The destinations, inlined (a call per piece costs CPython more than this).
+            while dests:
+                to = _lsb(dests)
+                dests &= dests - 1
+                moves.append(frm | (to << 6))
         pieces = own & (self.bishops | queens)
         while pieces:
             frm = _lsb(pieces)
@@ -1173,7 +1233,10 @@ class Board:
             dests = bishop_attacks(frm, occupied) & targets & block
             if pinned & (_ONE << frm):
                 dests &= _LINE[ksq * 64 + frm]
-            self._add(moves, frm, dests)
+            while dests:
+                to = _lsb(dests)
+                dests &= dests - 1
+                moves.append(frm | (to << 6))
         pieces = own & (self.rooks | queens)
         while pieces:
             frm = _lsb(pieces)
@@ -1181,13 +1244,21 @@ class Board:
             dests = rook_attacks(frm, occupied) & targets & block
             if pinned & (_ONE << frm):
                 dests &= _LINE[ksq * 64 + frm]
-            self._add(moves, frm, dests)
+            while dests:
+                to = _lsb(dests)
+                dests &= dests - 1
+                moves.append(frm | (to << 6))
 
-        # Pawns, one at a time: promotions of all four pieces are noisy.
+        # Pawns: the unpinned ones set-wise (one shift per direction), the pinned ones
+        # one at a time. Promotions of all four pieces are noisy.
         forward: i64 = 8 if us == WHITE else -8
         last_rank: i64 = 7 if us == WHITE else 0
         start_rank: i64 = 1 if us == WHITE else 6
-        pieces = own & self.pawns
+        pawns = own & self.pawns
+        free = pawns & ~pinned
+        if free:
+            self._free_pawn_moves(moves, free, theirs, occupied, block, noisy, quiet)
+        pieces = pawns & pinned
         while pieces:
             frm = _lsb(pieces)
             pieces &= pieces - 1
@@ -1221,6 +1292,71 @@ class Board:
                     moves.append(frm | (to2 << 6))
         if noisy and self.ep_square != NO_SQUARE:
             self._generate_ep(moves)
+
+    def _free_pawn_moves(
+        self,
+        moves: list[i64],
+        free: i64,
+        theirs: i64,
+        occupied: i64,
+        block: i64,
+        noisy: bool,
+        quiet: bool,
+    ) -> None:
+        """The moves of the side to move's unpinned pawns ``free``, onto ``block``.
+
+        Pawn bitboards never hold the last ranks, so no shift passes bit 63 and no
+        right shift meets a negative value."""
+        empty = ~occupied
+        if self.turn == WHITE:
+            left = ((free & ~_A_FILE) << 7) & theirs & block
+            right = ((free & ~_H_FILE) << 9) & theirs & block
+            single = (free << 8) & empty
+            double = ((single & _RANK_3) << 8) & empty & block
+            left_step: i64 = 7
+            right_step: i64 = 9
+            step: i64 = 8
+            last = _RANK_8
+        else:
+            left = ((free & ~_A_FILE) >> 9) & theirs & block
+            right = ((free & ~_H_FILE) >> 7) & theirs & block
+            single = (free >> 8) & empty
+            double = ((single & _RANK_6) >> 8) & empty & block
+            left_step = -9
+            right_step = -7
+            step = -8
+            last = _RANK_1
+        single &= block
+        if noisy:
+            if left:
+                self._add_pawn_captures(moves, left, left_step, last)
+            if right:
+                self._add_pawn_captures(moves, right, right_step, last)
+            promotions = single & last
+            while promotions:
+                to = _lsb(promotions)
+                promotions &= promotions - 1
+                self._add_promotions(moves, to - step, to)
+        if quiet:
+            single &= ~last
+            while single:
+                to = _lsb(single)
+                single &= single - 1
+                moves.append((to - step) | (to << 6))
+            while double:
+                to = _lsb(double)
+                double &= double - 1
+                moves.append((to - 2 * step) | (to << 6))
+
+    def _add_pawn_captures(self, moves: list[i64], targets: i64, delta: i64, last: i64) -> None:
+        """Captures onto ``targets`` by the pawns ``delta`` squares behind them."""
+        while targets:
+            to = _lsb(targets)
+            targets &= targets - 1
+            if (_ONE << to) & last:
+                self._add_promotions(moves, to - delta, to)
+            else:
+                moves.append((to - delta) | (to << 6))
 
     def _add(self, moves: list[i64], frm: i64, dests: i64) -> None:
         while dests:
@@ -1308,7 +1444,18 @@ class Board:
         rooks_queens = self.rooks | queens
         white = self.white
         black = self.black
-        attackers = self.attackers(WHITE, to, occupied) | self.attackers(BLACK, to, occupied)
+        pawns = self.pawns
+        knights = self.knights
+        bishops = self.bishops
+        rooks = self.rooks
+        attackers = (
+            (_KNIGHT[to] & knights)
+            | (_KING[to] & self.kings)
+            | (_PAWN[to] & pawns & black)
+            | (_PAWN[64 + to] & pawns & white)
+            | (bishop_attacks(to, occupied) & bishops_queens)
+            | (rook_attacks(to, occupied) & rooks_queens)
+        )
         side = self.turn
         result: i64 = 1
         while True:
@@ -1318,12 +1465,26 @@ class Board:
             if not ours:
                 break
             result ^= 1
-            piece: i64 = 0
-            for pt in range(1, 6):
-                piece = ours & self._pieces(pt)
+            # The least valuable attacker (the king, not listed, only captures last).
+            piece: i64 = ours & pawns
+            if piece:
+                swap = SEE_VALUES[PAWN] - swap
+            else:
+                piece = ours & knights
                 if piece:
-                    swap = SEE_VALUES[pt] - swap
-                    break
+                    swap = SEE_VALUES[KNIGHT] - swap
+                else:
+                    piece = ours & bishops
+                    if piece:
+                        swap = SEE_VALUES[BISHOP] - swap
+                    else:
+                        piece = ours & rooks
+                        if piece:
+                            swap = SEE_VALUES[ROOK] - swap
+                        else:
+                            piece = ours & queens
+                            if piece:
+                                swap = SEE_VALUES[QUEEN] - swap
             if not piece:
                 theirs = attackers & (black if side == WHITE else white)
                 return bool(result ^ 1) if theirs else bool(result)
@@ -1556,7 +1717,7 @@ class Board:
         allowed: i64 = ~0
         if checkers:
             allowed = _BETWEEN[ksq * 64 + _lsb(checkers)]
-        pinned = self.pinned(us)
+        pinned = self._pinned(ksq, own, theirs)
         queens = self.queens
         diagonal = bishop_attacks(king, occupied) & empty & allowed
         straight = rook_attacks(king, occupied) & empty & allowed

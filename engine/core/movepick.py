@@ -414,11 +414,20 @@ def order_captures(board: Board, moves: list[i64], skip_code: int) -> list[i64]:
             continue
         # An empty target square means en passant or a quiet promotion: a pawn's value.
         victim = mailbox[(move >> 6) & 63] & 7
-        score: i64 = _MVV[victim if victim else PAWN] * 8 - (mailbox[move & 63] & 7)
+        attacker = mailbox[move & 63] & 7
+        score: i64 = _MVV[victim if victim else PAWN] * 8 - attacker
         promotion = (move >> 12) & 7
         if promotion:
             score += _MVV[promotion] * 8
-        keys.append((score << _SCORE_SHIFT) | (_rank(board, move, False) << _RANK_SHIFT) | move)
+        # _rank, inlined (this runs at most quiescence nodes): en passant, a pawn's
+        # capture or quiet promotion, another piece's capture.
+        group: i64 = 5
+        if (move >> 15) & 3 == EN_PASSANT:
+            group = 0
+        elif attacker == PAWN:
+            group = 3 if victim else 2
+        rank = (group << 15) | ((move & 63) << 9) | (((move >> 6) & 63) << 3) | promotion
+        keys.append((score << _SCORE_SHIFT) | (rank << _RANK_SHIFT) | move)
     return _sorted(keys)
 
 
@@ -434,6 +443,7 @@ def order_quiets(
     """Non-captures by history (queen promotions first), without the TT move, the
     killers and the counter move (searched already)."""
     hist_base = history_base(board)
+    mailbox = board.mailbox
     keys: list[i64] = []
     for move in moves:
         code = move & CODE_MASK
@@ -441,10 +451,20 @@ def order_quiets(
         if code == tt_code or code == killer_1 or code == killer_2 or code == counter:  # noqa: SIM109
             continue
         promotion = (move >> 12) & 7
+        frm = move & 63
+        to = (move >> 6) & 63
         score: i64
+        # _rank, inlined: castling, a pawn's push or double push, another piece's move.
+        group: i64 = 5
         if promotion:
             score = HISTORY_MAX + 1 if promotion == QUEEN else 0
+            group = 2
         else:
             score = history[hist_base + (move & 4095)]
-        keys.append((score << _SCORE_SHIFT) | (_rank(board, move, False) << _RANK_SHIFT) | move)
+            if (move >> 15) & 3 == CASTLE:
+                group = 4
+            elif mailbox[frm] & 7 == PAWN:
+                group = 1 if to - frm == 16 or frm - to == 16 else 2
+        rank = (group << 15) | (frm << 9) | (to << 3) | promotion
+        keys.append((score << _SCORE_SHIFT) | (rank << _RANK_SHIFT) | move)
     return _sorted(keys)
