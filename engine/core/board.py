@@ -1110,17 +1110,19 @@ class Board:
         self._generate(moves, True, True)
         return moves
 
-    def noisy_moves(self) -> list[i64]:
+    def noisy_moves(self, check: i64 = -1) -> list[i64]:
         """Legal captures (en passant too) and promotions (all four pieces, capturing
-        or not); in check only those that evade."""
+        or not); in check only those that evade. ``check``: 1 or 0 if the caller knows
+        whether the side to move is in check (-1: find out)."""
         moves: list[i64] = []
-        self._generate(moves, True, False)
+        self._generate(moves, True, False, check)
         return moves
 
-    def quiet_moves(self) -> list[i64]:
-        """Legal moves that neither capture nor promote (castling too)."""
+    def quiet_moves(self, check: i64 = -1) -> list[i64]:
+        """Legal moves that neither capture nor promote (castling too); ``check`` as
+        for ``noisy_moves``."""
         moves: list[i64] = []
-        self._generate(moves, False, True)
+        self._generate(moves, False, True, check)
         return moves
 
     def evasions(self) -> list[i64]:
@@ -1181,7 +1183,7 @@ class Board:
             return True
         return flag != CASTLE and self.mailbox[(move >> 6) & 63] != 0
 
-    def _generate(self, moves: list[i64], noisy: bool, quiet: bool) -> None:
+    def _generate(self, moves: list[i64], noisy: bool, quiet: bool, check: i64 = -1) -> None:
         us = self.turn
         them = us ^ 1
         own = self.white if us == WHITE else self.black
@@ -1189,7 +1191,7 @@ class Board:
         occupied = own | theirs
         ksq = _lsb(self.kings & own)
         checkers: i64 = 0
-        if self.is_check():
+        if check > 0 or (check < 0 and self.is_check()):
             checkers = self.attackers(them, ksq, occupied)
         targets: i64 = ~own
         if not noisy:

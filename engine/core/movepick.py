@@ -272,11 +272,13 @@ class MovePicker:
                 order_moves(board, board.evasions(), tt_code, killer_1, killer_2, self.history),
             )
             return
-        noisy = board.noisy_moves()
+        noisy = board.noisy_moves(0)  # not in check: that case returned above
         captures: list[i64] = []
         quiet_promotions: list[i64] = []
+        mailbox = board.mailbox
         for move in noisy:
-            if is_capture(board, move):
+            # is_capture, inlined: noisy moves are captures, en passant or promotions.
+            if mailbox[(move >> 6) & 63] or (move >> 15) & 3 == EN_PASSANT:
                 captures.append(move)
             else:
                 quiet_promotions.append(move)
@@ -292,7 +294,7 @@ class MovePicker:
         if killers:
             yield STAGE_KILLERS, killers
         if not self.quiets_skipped:
-            quiets = board.quiet_moves()
+            quiets = board.quiet_moves(0)
             quiets.extend(quiet_promotions)
             yield (
                 STAGE_QUIETS,
@@ -312,9 +314,10 @@ def quiescence_moves(board: Board, history: list[int], in_check: bool) -> list[i
     if in_check:
         return order_moves(board, board.evasions(), -1, 0, 0, history)
     noisy: list[i64] = []
-    for move in board.noisy_moves():
+    mailbox = board.mailbox
+    for move in board.noisy_moves(0):  # not in check: that case returned above
         # Captures (any promotion), and of the quiet promotions the queen's only.
-        if (move >> 12) & 7 == QUEEN or is_capture(board, move):
+        if (move >> 12) & 7 == QUEEN or mailbox[(move >> 6) & 63] or (move >> 15) & 3 == EN_PASSANT:
             noisy.append(move)
     return order_captures(board, noisy, -1) if noisy else noisy
 

@@ -582,7 +582,9 @@ class Searcher:
 
         # 2. Horizon: quiescence, with quiet checks at its first ply (+26 Elo, 750 games).
         if depth <= 0:
-            return self._qsearch(alpha, beta, ply, False, self.selective)
+            # (Never in check here as callers go, the check extension lifting depth 0;
+            # quiescence is told anyway, since its move generation trusts the flag.)
+            return self._qsearch(alpha, beta, ply, in_check, self.selective)
 
         # 3. Count the node; the clock and stop flag are read only now and then.
         self.nodes += 1
