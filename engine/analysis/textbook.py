@@ -39,7 +39,6 @@ from engine.core.movepick import (
     age_history,
     generation_order,
     history_base,
-    is_capture,
     new_history,
     order_moves,
 )
@@ -109,7 +108,7 @@ class TextbookSearch:
     def _learn(self, move: int, ply: int, depth: int) -> None:
         """A quiet move that cut: the next sibling node tries it early (killer, history)."""
         board = self._board
-        if is_capture(board, move) or (move >> 12) & 7:
+        if board.is_capture(move) or (move >> 12) & 7:
             return
         killers = self._killers[ply]
         code = move & CODE_MASK

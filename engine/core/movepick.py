@@ -203,14 +203,6 @@ def generation_order(board: Board, moves: list[i64]) -> list[i64]:
     return _sorted(keys)
 
 
-def is_capture(board: Board, move: i64) -> bool:
-    """Does ``move`` take a piece (en passant included; castling takes none)?"""
-    flag = (move >> 15) & 3
-    if flag == EN_PASSANT:
-        return True
-    return flag != CASTLE and board.mailbox[(move >> 6) & 63] != 0
-
-
 class MovePicker:
     """The moves of one node, stage by stage (see the module docstring).
 
@@ -277,7 +269,7 @@ class MovePicker:
         quiet_promotions: list[i64] = []
         mailbox = board.mailbox
         for move in noisy:
-            # is_capture, inlined: noisy moves are captures, en passant or promotions.
+            # Board.is_capture, inlined: noisy moves are captures, en passant or promotions.
             if mailbox[(move >> 6) & 63] or (move >> 15) & 3 == EN_PASSANT:
                 captures.append(move)
             else:

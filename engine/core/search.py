@@ -52,7 +52,6 @@ from engine.core.movepick import (
     MovePicker,
     history_base,
     history_bonus,
-    is_capture,
     order_moves,
     quiescence_moves,
     update_history,
@@ -838,7 +837,7 @@ class Searcher:
         and the counter move to the opponent's last move; its history gains, and the
         quiets tried before it lose as much (history with gravity and malus)."""
         board = self._board
-        if (move >> 12) & 7 or is_capture(board, move):
+        if (move >> 12) & 7 or board.is_capture(move):
             return
         code = move & CODE_MASK
         killers = self._killers[ply]
