@@ -7,8 +7,10 @@ accumulator); they must score every position exactly as ``evaluate`` scores the
 search another tree. Compared along seeded random games (standard and Chess960, with
 captures, promotions, castling, en passant and null moves) and in endings where the
 scale factors apply, for the hand-written evaluation, the shipped network (its output
-added to the hand-written score) and a random network scored alone. The evaluators
-compared are separate objects: neither answers from the other's cache.
+added to the hand-written score) and a random network scored alone; the hand-written
+evaluation both by the body ``evaluate_board`` runs in this build and by the native
+body (the compiled build's). The evaluators compared are separate objects: neither
+answers from the other's cache.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ class Pair:
         self.native_eval = make()
         self.reference = make()
         self.network = network_of(self.reference)
+        # The native body (the compiled build's), run here in either build, with a
+        # pawn-king table of 16 slots, so that entries are replaced and re-checked.
+        self.native_body = Evaluator(cache_bits=4) if type(self.native_eval) is Evaluator else None
 
     def board(self, board: chess.Board) -> Board:
         native = Board.from_chess(board)
@@ -80,6 +85,8 @@ class Pair:
     def check(self, native: Board, board: chess.Board) -> None:
         expected = self.reference.evaluate(Position(board.copy(), self.network))
         assert self.native_eval.evaluate_board(native) == expected, board.fen()
+        if self.native_body is not None:
+            assert self.native_body._evaluate_native(native) == expected, board.fen()
         # Cached under the board's key, as given: the second answer is the cache's.
         slot = native.key & self.native_eval._mask
         assert self.native_eval._keys[slot] == native.key
