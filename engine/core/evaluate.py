@@ -40,9 +40,13 @@ from engine.core.features import (
     FRONT,
     KING_ZONE,
     MAX_PHASE,
+    NEAR_FILE_BITS,
     OFFSET,
+    OUTPOST_RANKS,
+    RINGS,
     SCALE_NORMAL,
     SIZE,
+    SPACE_AREA,
     STORM,
     evaluate_features,
     file_set,
@@ -407,6 +411,142 @@ _MIX_KINGS: Final[i64] = 0x2545F4914F6CDD1D
 _SLOT_SHIFT: Final[i64] = 40
 """A slot is bits 40 up of the mixed key: the same bits in both builds (products
 agree modulo 2**64, and the compiled build's wrap-around keeps only those)."""
+
+_N_NOT_FILE_A: Final[i64] = _bb(~chess.BB_FILE_A)
+_N_NOT_FILE_H: Final[i64] = _bb(~chess.BB_FILE_H)
+_N_ALL: Final[i64] = _bb(chess.BB_ALL)
+_N_LOW_63: Final[i64] = 0x7FFFFFFFFFFFFFFF
+"""Clears the bit an arithmetic shift right by one copies from bit 63 (compiled)."""
+_N_ALL_RANKS: Final[i64] = _ALL_RANKS
+# [colour * 64 + square], colour 1 for White (python-chess's bool), as _PASSED_AT.
+_N_PASSED_AT: Final[list[i64]] = [*_PASSED_AT[0], *_PASSED_AT[1]]
+_N_CONNECTED_AT: Final[list[i64]] = [*_CONNECTED_AT[0], *_CONNECTED_AT[1]]
+_N_STORM_ROWS: Final[list[i64]] = [_bb(row) for c in (0, 1) for rows in STORM[c] for row in rows]
+"""[(colour * 64 + king) * 3 + n]: the rows 1, 2 and 3 ranks ahead of the king (the
+first two are its shield)."""
+_N_NEAR_FILE_BITS: Final[list[i64]] = list(NEAR_FILE_BITS)
+_N_RINGS: Final[list[i64]] = [_bb(ring) for rings in RINGS for ring in rings]
+"""[square * 7 + n]: the squares n + 1 king steps from the square."""
+_N_OUTPOST_WHITE: Final[i64] = OUTPOST_RANKS[1]
+_N_OUTPOST_BLACK: Final[i64] = OUTPOST_RANKS[0]
+_N_SPACE_WHITE: Final[i64] = SPACE_AREA[1]
+_N_SPACE_BLACK: Final[i64] = SPACE_AREA[0]
+_N_ISOLATED: Final[i64] = _ISOLATED
+_N_DOUBLED: Final[i64] = _DOUBLED
+_N_BACKWARD: Final[i64] = _BACKWARD
+_N_SPACE: Final[i64] = _SPACE
+_N_SHIELD_1: Final[i64] = _SHIELD_1
+_N_SHIELD_2: Final[i64] = _SHIELD_2
+_N_SEMI_OPEN_KING: Final[i64] = _SEMI_OPEN_KING
+_N_OPEN_KING: Final[i64] = _OPEN_KING
+_N_KING_PAWN: Final[i64] = _KING_PAWN
+_N_STORM_1: Final[i64] = _STORM[0]
+_N_STORM_2: Final[i64] = _STORM[1]
+_N_STORM_3: Final[i64] = _STORM[2]
+_N_BAD_BISHOP: Final[i64] = _BAD_BISHOP
+
+
+def _n_sideways(bb: i64) -> i64:
+    """``features._sideways``: a logical shift right (bit 63 may be set)."""
+    return ((bb & _N_NOT_FILE_A) >> 1) & _N_LOW_63 | (bb & _N_NOT_FILE_H) << 1
+
+
+def _n_ahead_white(pawns: i64) -> i64:
+    """``features.front_span`` of White pawns (the squares ahead on their files)."""
+    fill = pawns << 8
+    fill |= fill << 8
+    fill |= fill << 16
+    return fill | fill << 32
+
+
+def _n_ahead_black(pawns: i64) -> i64:
+    """``features.front_span`` of Black pawns (never on bit 63: shifts stay logical)."""
+    fill = pawns >> 8
+    fill |= fill >> 8
+    fill |= fill >> 16
+    return fill | fill >> 32
+
+
+def _n_attacks_white(pawns: i64) -> i64:
+    return (pawns & _N_NOT_FILE_A) << 7 | (pawns & _N_NOT_FILE_H) << 9
+
+
+def _n_attacks_black(pawns: i64) -> i64:
+    """Black pawns' attacks (pawns are never on bit 63: shifts stay logical)."""
+    return (pawns & _N_NOT_FILE_A) >> 9 | (pawns & _N_NOT_FILE_H) >> 7
+
+
+def _n_file_set(bb: i64) -> i64:
+    """``features.file_set`` (bits 0-7 are right whatever the sign of ``bb``)."""
+    bb |= bb >> 32
+    bb |= bb >> 16
+    return (bb | bb >> 8) & 0xFF
+
+
+def _n_structure(own: i64, theirs: i64, white: bool) -> tuple[i64, i64]:
+    """The packed pawn-structure and space terms of one side's pawns
+    (``features.pawn_structure`` and ``space``; the sign is the caller's), and its
+    passed pawns."""
+    if white:
+        behind = _n_ahead_black(own)
+        level = own | _n_ahead_white(own)
+        span = _n_ahead_black(theirs)
+        stop_attacked = _n_attacks_black(theirs) >> 8
+        defended = _n_attacks_white(own)
+        free = _N_SPACE_WHITE & ~own & ~_n_attacks_black(theirs)
+        colour: i64 = 64
+    else:
+        behind = _n_ahead_white(own)
+        level = own | _n_ahead_black(own)
+        span = _n_ahead_white(theirs)
+        stop_attacked = _n_attacks_white(theirs) << 8
+        defended = _n_attacks_black(own)
+        free = _N_SPACE_BLACK & ~own & ~_n_attacks_white(theirs)
+        colour = 0
+    doubled = own & behind
+    passed = own & ~doubled & ~(span | _n_sideways(span))
+    connected = own & (defended | _n_sideways(own))
+    isolated = own & ~_n_sideways(level | behind)
+    backward = own & ~isolated & ~_n_sideways(level) & stop_attacked
+    part: i64 = (
+        _popcount(isolated) * _N_ISOLATED
+        + _popcount(doubled) * _N_DOUBLED
+        + _popcount(backward) * _N_BACKWARD
+        + _popcount(free) * _N_SPACE
+    )
+    pieces = passed
+    while pieces:
+        part += _N_PASSED_AT[colour + _lsb(pieces)]
+        pieces &= pieces - 1
+    while connected:
+        part += _N_CONNECTED_AT[colour + _lsb(connected)]
+        connected &= connected - 1
+    return part, passed
+
+
+def _n_shelter(king: i64, own: i64, theirs: i64, pawns: i64, white: bool) -> i64:
+    """One side's packed shelter, storm and king-pawn distance terms (``_shelter_terms``'
+    part of a side; the sign is the caller's)."""
+    at: i64 = (king + 64) * 3 if white else king * 3
+    without_own = _N_NEAR_FILE_BITS[king & 7] & ~_n_file_set(own)
+    their_files = _n_file_set(theirs)
+    part: i64 = (
+        _popcount(own & _N_STORM_ROWS[at]) * _N_SHIELD_1
+        + _popcount(own & _N_STORM_ROWS[at + 1]) * _N_SHIELD_2
+        + _popcount(without_own & their_files) * _N_SEMI_OPEN_KING
+        + _popcount(without_own & ~their_files) * _N_OPEN_KING
+        + _popcount(theirs & _N_STORM_ROWS[at]) * _N_STORM_1
+        + _popcount(theirs & _N_STORM_ROWS[at + 1]) * _N_STORM_2
+        + _popcount(theirs & _N_STORM_ROWS[at + 2]) * _N_STORM_3
+    )
+    if pawns:
+        distance: i64 = 1
+        ring = king * 7
+        while not pawns & _N_RINGS[ring] and distance < 7:
+            distance += 1
+            ring += 1
+        part += distance * _N_KING_PAWN
+    return part
 
 
 def _native_sides(
@@ -817,26 +957,43 @@ class Evaluator:
     def _fill_pawn_king(
         self, slot: i64, white_pawns: i64, black_pawns: i64, white_king: i64, black_king: i64
     ) -> None:
-        """Compute the pawn-king entry of these pawns and kings into ``slot`` of the
-        native table (by ``_pawn_terms`` and ``_shelter_terms``, over Python ints)."""
-        white_bits = _u64(white_pawns)
-        black_bits = _u64(black_pawns)
-        pawn_key = white_bits << 64 | black_bits
-        pawn_entry = self._pawn_cache.get(pawn_key)
-        if pawn_entry is None:
-            if len(self._pawn_cache) >= PAWN_CACHE_LIMIT:
-                self._pawn_cache.clear()
-            pawn_entry = _pawn_terms(white_bits, black_bits)
-            self._pawn_cache[pawn_key] = pawn_entry
+        """Compute the pawn-king entry (``_PawnEntry``'s fields) of these pawns and
+        kings into ``slot`` of the native table."""
+        white_files = _n_file_set(white_pawns)
+        black_files = _n_file_set(black_pawns)
+        open_files = (~(white_files | black_files) & 0xFF) * _N_ALL_RANKS
+        white_half_open = (black_files & ~white_files) * _N_ALL_RANKS
+        black_half_open = (white_files & ~black_files) * _N_ALL_RANKS
+        white_attacks = _n_attacks_white(white_pawns)
+        black_attacks = _n_attacks_black(black_pawns)
+        pawns = white_pawns | black_pawns
         data = self._pk_data
         at: i64 = _ENTRY * slot
-        data[at] = pawn_entry[0] + _shelter_terms(
-            white_bits, black_bits, int(white_king), int(black_king)
+        white_part, white_passers = _n_structure(white_pawns, black_pawns, True)
+        black_part, black_passers = _n_structure(black_pawns, white_pawns, False)
+        data[at] = (
+            white_part
+            - black_part
+            + _n_shelter(white_king, white_pawns, black_pawns, pawns, True)
+            - _n_shelter(black_king, black_pawns, white_pawns, pawns, False)
         )
-        for index in range(1, 14):
-            data[at + index] = _bb(pawn_entry[index])
-        for index in range(14, _ENTRY):
-            data[at + index] = pawn_entry[index]
+        data[at + 1] = white_passers
+        data[at + 2] = black_passers
+        data[at + 3] = white_attacks
+        data[at + 4] = black_attacks
+        data[at + 5] = open_files
+        data[at + 6] = white_half_open
+        data[at + 7] = black_half_open
+        data[at + 8] = ~black_attacks & _N_ALL
+        data[at + 9] = ~white_attacks & _N_ALL
+        data[at + 10] = open_files | white_half_open | _N_RANK_7
+        data[at + 11] = open_files | black_half_open | _N_RANK_2
+        data[at + 12] = white_attacks & _N_OUTPOST_WHITE & ~_n_sideways(_n_ahead_black(black_pawns))
+        data[at + 13] = black_attacks & _N_OUTPOST_BLACK & ~_n_sideways(_n_ahead_white(white_pawns))
+        data[at + 14] = _popcount(white_pawns & _N_LIGHT) * _N_BAD_BISHOP
+        data[at + 15] = _popcount(white_pawns & _N_DARK) * _N_BAD_BISHOP
+        data[at + 16] = _popcount(black_pawns & _N_LIGHT) * _N_BAD_BISHOP
+        data[at + 17] = _popcount(black_pawns & _N_DARK) * _N_BAD_BISHOP
         keys = self._pk_keys
         at = 3 * slot
         keys[at] = white_pawns
