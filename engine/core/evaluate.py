@@ -656,8 +656,11 @@ def _runs_compiled() -> bool:
 
 
 COMPILED: Final = _runs_compiled()
-"""Which body ``evaluate_board`` runs: the native one compiled, ``_evaluate``
-interpreted (where it is the faster)."""
+"""Whether this module runs compiled."""
+NATIVE_BODY: Final = COMPILED or _bb(1 << 63) < 0
+"""Which body ``evaluate_board`` runs: the native one compiled (or wherever the board
+is compiled, its bitboards signed), ``_evaluate`` interpreted (where it is the
+faster)."""
 
 
 class Evaluator:
@@ -720,23 +723,30 @@ class Evaluator:
         slot = key & self._mask
         if self._keys[slot] == key:
             return self._values[slot]
-        if COMPILED:
+        return self.evaluate_board_uncached(board)
+
+    def evaluate_board_uncached(self, board: Board) -> int:
+        """``evaluate_board`` after a cache miss (the network's correction calls it
+        after its own): the native body compiled, else ``_evaluate``."""
+        if NATIVE_BODY:
             return self._evaluate_native(board)
-        white = _u64(board.white)
-        black = _u64(board.black)
-        kings = _u64(board.kings)
+        # The interpreted board's bitboards are non-negative Python ints, as
+        # ``_evaluate`` needs them (NATIVE_BODY is set wherever they are signed).
+        white = board.white
+        black = board.black
+        kings = board.kings
         if not kings & white or not kings & black:
             chess_board = chess.Board(board.fen(), chess960=board.chess960)
             return evaluate_features(chess_board, MG_WEIGHTS, EG_WEIGHTS)
         return self._evaluate(
-            key,
+            board.key,
             white,
             black,
-            _u64(board.pawns),
-            _u64(board.knights),
-            _u64(board.bishops),
-            _u64(board.rooks),
-            _u64(board.queens),
+            board.pawns,
+            board.knights,
+            board.bishops,
+            board.rooks,
+            board.queens,
             kings,
             board.turn == WHITE,
             board.mg,

@@ -120,7 +120,7 @@ class NetworkEvaluator(Evaluator):
             return self._values[slot]
         score = self._output(board.acc, board.turn == WHITE)
         if self._add_hand:
-            score += Evaluator.evaluate_board(self, board)
+            score += self.evaluate_board_uncached(board)
         return self._store(slot, key, score)
 
     def _output(self, acc: int, white_to_move: bool) -> int:
