@@ -492,7 +492,7 @@ def test_singular_test_search_excludes_the_tt_move_and_leaves_the_tt(
     assert entry is not None
     nodes = searcher.nodes
     # Beta out of reach: no multi-cut, and the TT move is not reduced.
-    extension, cut = searcher._singular_extension(entry, entry[1], 1, MATE)
+    extension, cut = searcher._singular_extension(*entry, entry[1], 1, MATE)
     assert searcher.nodes > nodes
     assert cut == -INFINITE  # no score ends the node
     assert extension == (1 if singular else 0)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
 import pytest
 
 from engine.core.score import MATE, score_from_tt, score_to_tt
-from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable, entries_for
+from engine.core.tt import (
+    BOUND_EXACT,
+    BOUND_LOWER,
+    TranspositionTable,
+    entries_for,
+    signed_key,
+)
 
 
 def test_store_and_probe_round_trip() -> None:
@@ -22,6 +29,28 @@ def test_store_and_probe_round_trip() -> None:
     assert tt.probe(key) == (0xFFFF, 255, BOUND_EXACT, -32768)
     tt.store(key, 0, BOUND_LOWER, 32767, 0)
     assert tt.probe(key) == (0xFFFF, 0, BOUND_LOWER, 32767)  # the move is kept
+
+
+@pytest.mark.parametrize("size_mb", [1, 3, 16])
+def test_signed_keys_find_the_slots_of_unsigned_ones(size_mb: int) -> None:
+    """The search's keys are the native board's (signed when compiled): the same slot
+    and entry as python-chess's unsigned key, whatever the table's size (3 MB is not
+    a power of two of slots)."""
+    tt = TranspositionTable(size_mb)
+    rng = random.Random(size_mb)
+    keys = [rng.getrandbits(64) for _ in range(300)] + [1 << 63, (1 << 64) - 1, 0, 1]
+    for key in keys:
+        signed = signed_key(key)
+        assert -(1 << 63) <= signed < 1 << 63 and signed % (1 << 64) == key
+        assert tt._slot(signed) == (key % tt.count) << 1
+        tt.store_native(signed, 9, BOUND_EXACT, 77, 0x0123)
+        assert tt.probe(key) == (0x0123, 9, BOUND_EXACT, 77)
+        assert tt.probe_native(signed) == (0x0123, 9, BOUND_EXACT, 77)
+        # Every word fits a signed 64-bit integer (the compiled search reads i64).
+        slot = tt._slot(signed)
+        assert all(0 <= tt.words[slot + i] < 1 << 63 for i in (0, 1))
+        if key ^ 1 not in keys:
+            assert tt.probe_native(signed ^ 1) == (0, 0, 0, 0)
 
 
 def test_mate_scores_are_stored_relative_to_the_node() -> None:

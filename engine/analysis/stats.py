@@ -117,12 +117,12 @@ class _ObservedTable(TranspositionTable):
         super().__init__(size_mb)
         self.observer = observer
 
-    def probe(self, key: int) -> Optional[tuple[int, int, int, int]]:
-        entry = super().probe(key)
-        self.observer.nodes[self.observer.ply] = [entry[0] if entry else 0, 0]
+    def probe_native(self, key: int) -> tuple[int, int, int, int]:
+        entry = super().probe_native(key)
+        self.observer.nodes[self.observer.ply] = [entry[0] if entry[2] else 0, 0]
         return entry
 
-    def store(self, key: int, depth: int, bound: int, score: int, move_code: int) -> None:
+    def store_native(self, key: int, depth: int, bound: int, score: int, move_code: int) -> None:
         observer = self.observer
         node = observer.nodes.pop(observer.ply, None)
         counts = observer.counts
@@ -133,7 +133,7 @@ class _ObservedTable(TranspositionTable):
             if node[0]:
                 counts.tt_move_available += 1
                 counts.tt_move_cuts += node[0] == move_code
-        super().store(key, depth, bound, score, move_code)
+        super().store_native(key, depth, bound, score, move_code)
 
 
 def full_search(board: chess.Board, depth: int) -> FullCounts:

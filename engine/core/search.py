@@ -397,8 +397,7 @@ class Searcher:
     def _order_root(self, lines: list[_RootLine]) -> None:
         """First iteration order: TT move, then the interior-node ordering."""
         board = self._board
-        entry = self.tt.probe(board.polyglot_key())
-        tt_code = entry[0] if entry else 0
+        tt_code = self.tt.probe_native(board.key)[0]
         moves = [line.move for line in lines]
         ordered = order_moves(board, moves, -1, 0, 0, self.history)
         rank = {m: i for i, m in enumerate(ordered)}
@@ -438,8 +437,8 @@ class Searcher:
         board = self._board
         board.make(move)
         try:
-            entry = self.tt.probe(board.polyglot_key())
-            return board.legal_move(entry[0]) if entry and entry[0] else 0
+            code = self.tt.probe_native(board.key)[0]
+            return board.legal_move(code) if code else 0
         finally:
             board.unmake()
 
@@ -545,7 +544,7 @@ class Searcher:
         code = lines[first].move & CODE_MASK
         bound = BOUND_LOWER if best_score >= beta else BOUND_EXACT
         if first == 0 and best_score > -INFINITE:
-            self.tt.store(board.polyglot_key(), depth, bound, score_to_tt(best_score, 0), code)
+            self.tt.store_native(board.key, depth, bound, score_to_tt(best_score, 0), code)
         return best_score
 
     # ------------------------------------------------------------------- nodes
@@ -616,15 +615,18 @@ class Searcher:
 
         # 6. Transposition table: a deep enough bound ends a zero-window node at once.
         tt = self.tt
-        key = board.polyglot_key()
-        entry = tt.probe(key) if not excluded else None
-        tt_code = 0
-        if entry:
-            tt_code, tt_depth, bound, tt_score = entry
-            if not pv_node and tt_depth >= depth:
-                tt_score = score_from_tt(tt_score, ply)
-                if _bound_holds(bound, tt_score, alpha, beta):
-                    return tt_score
+        key: i64 = board.key
+        tt_code: i64 = 0
+        tt_depth: i64 = 0
+        tt_bound: i64 = 0
+        tt_score: i64 = 0
+        if not excluded:
+            tt_code, tt_depth, tt_bound, tt_score = tt.probe_native(key)
+        if tt_bound and not pv_node and tt_depth >= depth:
+            # (tt_score stays as stored: the singular extension converts it too.)
+            stored_score = score_from_tt(tt_score, ply)
+            if _bound_holds(tt_bound, stored_score, alpha, beta):
+                return stored_score
 
         # 7. Tablebases, right after a capture or pawn move (where positions enter them).
         if self._tb_pieces and not halfmove_clock and not excluded:
@@ -656,8 +658,10 @@ class Searcher:
 
         # 12. Singular extension (+35 Elo, 389 games): a TT move far above the others.
         tt_extension = 0
-        if entry and depth >= SINGULAR_MIN_DEPTH and self.selective:
-            tt_extension, multi_cut = self._singular_extension(entry, depth, ply, beta)
+        if tt_bound and depth >= SINGULAR_MIN_DEPTH and self.selective:
+            tt_extension, multi_cut = self._singular_extension(
+                tt_code, tt_depth, tt_bound, tt_score, depth, ply, beta
+            )
             if multi_cut > -INFINITE:
                 return multi_cut
 
@@ -746,7 +750,9 @@ class Searcher:
                     # 19. Beta cutoff: learn from a quiet refutation (+58 Elo, 259 games).
                     self._update_quiet_stats(move, depth, ply, counter_index, quiets_tried)
                     if not excluded:
-                        tt.store(key, depth, BOUND_LOWER, score_to_tt(best_score, ply), best_code)
+                        tt.store_native(
+                            key, depth, BOUND_LOWER, score_to_tt(best_score, ply), best_code
+                        )
                     return best_score
             if searched >= lmp_count:
                 picker.skip_quiets()  # step 14, for a quiet stage not yet generated
@@ -764,7 +770,7 @@ class Searcher:
         # 22. Store the result: exact inside the window, an upper bound below it.
         if not excluded:
             bound = BOUND_EXACT if best_score > original_alpha else BOUND_UPPER
-            tt.store(key, depth, bound, score_to_tt(best_score, ply), best_code)
+            tt.store_native(key, depth, bound, score_to_tt(best_score, ply), best_code)
         return best_score
 
     def _probe_tablebases(self, alpha: int, beta: int, depth: int, ply: int) -> Optional[int]:
@@ -787,12 +793,19 @@ class Searcher:
         else:
             tb_score, bound = 0, BOUND_EXACT
         if _bound_holds(bound, tb_score, alpha, beta):
-            self.tt.store(board.polyglot_key(), min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
+            self.tt.store_native(board.key, min(depth + 6, MAX_PLY - 1), bound, tb_score, 0)
             return tb_score
         return None
 
     def _singular_extension(
-        self, entry: tuple[int, int, int, int], depth: int, ply: int, beta: int
+        self,
+        tt_code: int,
+        tt_depth: int,
+        bound: int,
+        tt_score: int,
+        depth: int,
+        ply: int,
+        beta: int,
     ) -> tuple[int, int]:
         """(The TT move's extension, a score that ends the node or -INFINITE).
 
@@ -803,7 +816,6 @@ class Searcher:
         window fails high, two moves beat beta and the node ends (multi-cut); if only
         the TT score is at or above beta, the TT move is searched a ply shallower.
         """
-        tt_code, tt_depth, bound, tt_score = entry
         tt_score = score_from_tt(tt_score, ply)
         if (
             not tt_code
@@ -889,11 +901,11 @@ class Searcher:
 
         # 2. Transposition table (+37 Elo, 327 games, docs/strength.md): any stored
         #    result has searched at least the captures this node would.
-        key = board.polyglot_key()
-        tt_entry = self.tt.probe(key)
-        if tt_entry:
-            bound = tt_entry[2]
-            tt_score = score_from_tt(tt_entry[3], ply)
+        key: i64 = board.key
+        _, _, tt_bound, tt_score = self.tt.probe_native(key)
+        if tt_bound:
+            bound = tt_bound
+            tt_score = score_from_tt(tt_score, ply)
             if _bound_holds(bound, tt_score, alpha, beta):
                 return tt_score
 
@@ -961,12 +973,12 @@ class Searcher:
 
         # 7. Store the result where the table holds nothing for the position (never
         #    over a deeper result: store() would).
-        if tt_entry is None and best_score > -INFINITE:
+        if not tt_bound and best_score > -INFINITE:
             if best_score >= beta:
                 bound = BOUND_LOWER
             elif best_score > original_alpha:
                 bound = BOUND_EXACT
             else:
                 bound = BOUND_UPPER
-            self.tt.store(key, 0, bound, score_to_tt(best_score, ply), best_code)
+            self.tt.store_native(key, 0, bound, score_to_tt(best_score, ply), best_code)
         return best_score

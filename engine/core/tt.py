@@ -1,7 +1,8 @@
 """Bounded transposition table: a fixed number of slots derived from a size in MB.
 
 One flat table of 64-bit words holds two words per slot: a check word, the
-position's 64-bit Zobrist key XOR its data word, then the data word:
+position's 64-bit Zobrist key XOR its data word with bit 63 cleared, then the data
+word:
 
     bits  0-15  score + 32768 (mate scores stored relative to the node: score.py)
     bits 16-31  best move code (``from | to << 6 | promotion << 12``; 0 = none)
@@ -9,7 +10,10 @@ position's 64-bit Zobrist key XOR its data word, then the data word:
     bits 40-41  bound: 1 upper (fail low), 2 lower (fail high), 3 exact
     bits 42-49  age: the search generation that wrote the slot
 
-A slot is valid for a key only when check XOR data equals the key. Several
+A slot is valid for a key only when check XOR data equals the key's low 63 bits
+(bit 63 is left out so that every word fits a signed 64-bit integer: the compiled
+search reads them as native ``i64``, and its keys are the search board's signed ones;
+the slot is that of the key read unsigned). Several
 processes may share one table without locks (engine.play.smp puts it in shared
 memory): a slot written by one while another reads it is seen with a check
 word and a data word from different writes, which fails the test and is
@@ -26,7 +30,12 @@ from __future__ import annotations
 
 import ctypes
 from array import array
-from typing import Final, Optional, Union
+from typing import TYPE_CHECKING, Final, Optional, Union
+
+if TYPE_CHECKING:
+    # Only mypyc needs the type (native 64-bit integers); at run time the annotations
+    # are strings.
+    from mypy_extensions import i64
 
 Words = Union["array[int]", memoryview]
 """A table's storage: an ``array('Q')``, or shared memory cast to ``'Q'``."""
@@ -39,6 +48,15 @@ BOUND_EXACT: Final = 3
 
 _SCORE_OFFSET: Final = 32768
 _AGE_MASK: Final = 0xFF
+_LOW_63: Final = 0x7FFFFFFFFFFFFFFF
+_SIGN: Final = 1 << 63
+_WORD_RANGE: Final = 1 << 64
+
+
+def signed_key(key: int) -> int:
+    """A Zobrist key as python-chess gives it (unsigned) in the search board's signed
+    form, as the ``*_native`` methods take it."""
+    return key - _WORD_RANGE if key >= _SIGN else key
 
 
 def entries_for(size_mb: int) -> int:
@@ -65,7 +83,8 @@ class TranspositionTable:
         self.size_mb = size_mb
         self.age = 0
         self.words: Words = array("Q")
-        self.count = 0
+        self.count: i64 = 1
+        self._wrap: i64 = 0
         if words is None:
             self._allocate(entries_for(size_mb))
         else:
@@ -74,13 +93,18 @@ class TranspositionTable:
     def _allocate(self, count: int) -> None:
         # Drop the old table first so that a resize never holds both at once.
         self.words = array("Q")
-        self.count = count
+        self._set_count(count)
         self.words = array("Q", bytes(BYTES_PER_ENTRY * count))
+
+    def _set_count(self, count: int) -> None:
+        self.count = count
+        # A negative (signed) key's slot: its unsigned value is key + 2**64.
+        self._wrap = _WORD_RANGE % count
 
     def use(self, words: Words) -> None:
         """Take ``words`` (two per slot, zeroed or shared) as the table's storage."""
         self.words = words
-        self.count = max(1, len(words) // 2)
+        self._set_count(max(1, len(words) // 2))
 
     def resize(self, size_mb: int) -> None:
         """Reallocate for a new size; all entries are lost."""
@@ -102,29 +126,61 @@ class TranspositionTable:
         self.age = (self.age + 1) & _AGE_MASK
 
     def probe(self, key: int) -> Optional[tuple[int, int, int, int]]:
-        """``(move code, depth, bound, score)`` stored for ``key``, or None.
+        """``(move code, depth, bound, score)`` stored for ``key`` (unsigned, as
+        python-chess's ``zobrist_hash``), or None. The search calls ``probe_native``.
 
         The score is node-relative, as stored (``score_from_tt`` turns it back).
         """
-        words = self.words
-        index = (key % self.count) << 1
-        word = words[index + 1]
-        if word and words[index] ^ word == key:
-            return (
-                (word >> 16) & 0xFFFF,
-                (word >> 32) & 0xFF,
-                (word >> 40) & 3,
-                (word & 0xFFFF) - _SCORE_OFFSET,
-            )
-        return None
+        entry = self.probe_native(signed_key(key))
+        return None if not entry[2] else (entry[0], entry[1], entry[2], entry[3])
 
     def store(self, key: int, depth: int, bound: int, score: int, move_code: int) -> None:
-        """Record a result; ``score`` must already be node-relative (score_to_tt)."""
+        """Record a result for ``key`` (unsigned); the search calls ``store_native``."""
+        self.store_native(signed_key(key), depth, bound, score, move_code)
+
+    def _slot(self, key: i64) -> i64:
+        """The first word of ``key``'s slot: the slot of the key read unsigned."""
+        count = self.count
+        index: i64 = key % count
+        if key < 0:
+            index = (index + self._wrap) % count
+        return index << 1
+
+    def probe_native(self, key: i64) -> tuple[i64, i64, i64, i64]:
+        """``(move code, depth, bound, score)`` stored for the search board's ``key``,
+        bound 0 when there is none. (A tuple of native ints: no object compiled.)"""
         words = self.words
-        index = (key % self.count) << 1
-        old = words[index + 1]
+        # self._slot(key), inlined (a call per probe costs the interpreted search).
+        count = self.count
+        index: i64 = key % count
+        if key < 0:
+            index = (index + self._wrap) % count
+        index <<= 1
+        word: i64 = words[index + 1]
+        if word:
+            check: i64 = words[index]
+            if check ^ word == key & _LOW_63:
+                return (
+                    (word >> 16) & 0xFFFF,
+                    (word >> 32) & 0xFF,
+                    (word >> 40) & 3,
+                    (word & 0xFFFF) - _SCORE_OFFSET,
+                )
+        return (0, 0, 0, 0)
+
+    def store_native(self, key: i64, depth: i64, bound: i64, score: i64, move_code: i64) -> None:
+        """Record a result for the search board's ``key``; ``score`` must already be
+        node-relative (score_to_tt)."""
+        words = self.words
+        count = self.count
+        index: i64 = key % count
+        if key < 0:
+            index = (index + self._wrap) % count
+        index <<= 1
+        old: i64 = words[index + 1]
         if old:
-            if words[index] ^ old == key:
+            check: i64 = words[index]
+            if check ^ old == key & _LOW_63:
                 if not move_code:
                     # Keep the best move of an earlier search of this position.
                     move_code = (old >> 16) & 0xFFFF
@@ -132,15 +188,18 @@ class TranspositionTable:
                 return
         if depth < 0:
             depth = 0
-        word = (
+        if depth > 255:
+            depth = 255
+        age: i64 = self.age
+        word: i64 = (
             (score + _SCORE_OFFSET)
             | (move_code << 16)
-            | (min(depth, 255) << 32)
+            | (depth << 32)
             | (bound << 40)
-            | (self.age << 42)
+            | (age << 42)
         )
         words[index + 1] = word
-        words[index] = key ^ word
+        words[index] = (key ^ word) & _LOW_63
 
     def hashfull(self) -> int:
         """Permille of the first 1000 slots written by the current search."""
