@@ -281,6 +281,38 @@ def rook_attacks(sq: i64, occupied: i64) -> i64:
     return _ORTHO[base + r] | _ORTHO[base + 64 + f]
 
 
+def _lsb_interpreted(b: i64) -> i64:
+    """``_lsb`` for CPython: int.bit_length is about a third faster there."""
+    low: int = b & -b
+    return low.bit_length() - 1
+
+
+def _bishop_attacks_interpreted(sq: i64, occupied: i64) -> i64:
+    """``bishop_attacks`` by python-chess's tables (a dict per square, by the masked
+    occupancy): in CPython 2-3x faster than the multiplications."""
+    return chess.BB_DIAG_ATTACKS[sq][chess.BB_DIAG_MASKS[sq] & occupied]
+
+
+def _rook_attacks_interpreted(sq: i64, occupied: i64) -> i64:
+    """``rook_attacks`` by python-chess's tables (about 1.5x faster in CPython)."""
+    return (
+        chess.BB_RANK_ATTACKS[sq][chess.BB_RANK_MASKS[sq] & occupied]
+        | chess.BB_FILE_ATTACKS[sq][chess.BB_FILE_MASKS[sq] & occupied]
+    )
+
+
+if not _WRAPS:
+    # Interpreted, every call looks these names up in the module's globals: point them
+    # at the forms CPython runs faster (the same results; tests/test_board.py checks
+    # the board in this build). Compiled, calls go straight to the native functions
+    # above and this never runs.
+    globals().update(
+        _lsb=_lsb_interpreted,
+        bishop_attacks=_bishop_attacks_interpreted,
+        rook_attacks=_rook_attacks_interpreted,
+    )
+
+
 def move_from(move: i64) -> i64:
     return move & 63
 
