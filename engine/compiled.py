@@ -231,7 +231,7 @@ def build_description() -> str:
             compiled.append(module)
     chess = ", with python-chess" if full_build_loaded() else ""
     if not compiled:
-        return "interpreted (`cutoff compile` makes it about 2x faster)"
+        return "interpreted (`cutoff compile` makes it several times faster)"
     if len(compiled) < len(COMPILED_MODULES):
         return f"partly compiled ({len(compiled)} of {len(COMPILED_MODULES)} modules{chess})"
     return f"compiled by mypyc ({len(compiled)} modules{chess})"
