@@ -282,8 +282,10 @@ def rook_attacks(sq: i64, occupied: i64) -> i64:
 
 
 def _lsb_interpreted(b: i64) -> i64:
-    """``_lsb`` for CPython: int.bit_length is about a third faster there."""
-    low: int = b & -b
+    """``_lsb`` for CPython: int.bit_length is about a third faster there. (The ``| 1``
+    makes ``_lsb(0)`` 0, as the multiplication gives: a position without a king of the
+    side not to move, which python-chess's legal moves can reach, must not fail.)"""
+    low: int = b & -b | 1
     return low.bit_length() - 1
 
 
