@@ -16,12 +16,6 @@ from typing import Optional
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of the ``cutoff`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] != ["stats"]:  # stats observes the search run from its sources
-        from engine.compiled import use_full_build
-
-        # Before anything imports python-chess or the search: the build of the two
-        # together, if `cutoff compile` made a current one (scripts never load it).
-        use_full_build()
     if args:
         from engine.cli import main as cli_main
 

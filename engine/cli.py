@@ -348,18 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
         "compile",
         _compile,
         quiet=False,
-        help="compile the search with mypyc (about 2x the nodes/s)",
-        description="Compile the search's hot modules to C with mypyc: once alone, "
-        "installed beside their sources (for scripts that import engine), and once "
-        "together with python-chess's core module, which the cutoff process loads: the "
-        "same search, faster. Needs a C compiler, the Python headers and the 'compile' "
-        "extra (mypy, setuptools). If a source changes later, Cutoff runs interpreted "
-        "(and says so on stderr) until compiled again.",
-    )
-    compile_.add_argument(
-        "--no-chess",
-        action="store_true",
-        help="build only the search's modules, not the build with python-chess",
+        help="compile the search with mypyc (several times the nodes/s)",
+        description="Compile the search's hot modules (its own board, move ordering, "
+        "evaluation, network, transposition table) to C with mypyc, installed beside "
+        "their sources: the same search, several times faster, in the cutoff process, "
+        "the processes it starts and scripts that import engine. Needs a C compiler, "
+        "the Python headers and the 'compile' extra (mypy, setuptools). If a source "
+        "changes later, Cutoff runs interpreted (and says so on stderr) until compiled "
+        "again.",
     )
     compile_.add_argument(
         "--remove", action="store_true", help="delete the compiled modules (run interpreted)"
@@ -904,22 +900,11 @@ def _compile(args: argparse.Namespace) -> int:
 
     if args.status:
         _write_line(f"{compiled.package_dir()}: {compiled.build_description()}")
-        if os.environ.get(compiled.FULL_ENV) == "0":
-            _write_line(f"the build with python-chess: turned off by {compiled.FULL_ENV}=0")
-        elif not compiled.full_build_loaded():
-            _write_line(f"the build with python-chess: {compiled.full_build()[1]}")
         return EXIT_OK
     if args.remove:
         removed = compiled.remove()
         _write_line(f"removed {len(removed)} files: the search runs interpreted")
         return EXIT_OK
-    problem = None if args.no_chess else compiled.chess_version_problem()
-    if problem is not None:
-        # Before minutes of compiling: the build with python-chess would fail at its end.
-        sys.stderr.write(
-            f"cutoff compile: {problem}; or `cutoff compile --no-chess` for the engine-only build\n"
-        )
-        return EXIT_FAILED
     try:
         written = compiled.build(out=_write_line)
     except compiled.CompileError as error:
@@ -927,14 +912,4 @@ def _compile(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     _write_line(f"compiled {len(compiled.COMPILED_MODULES)} modules into {compiled.package_dir()}")
     _write_line(f"({len(written)} files); `cutoff bench` checks the node count and the speed")
-    if args.no_chess:
-        return EXIT_OK
-    try:
-        written = compiled.build_full(out=_write_line)
-    except compiled.CompileError as error:
-        # The engine-only build stands, and the cutoff process runs it.
-        sys.stderr.write(f"cutoff compile: the build with python-chess failed: {error}\n")
-        return EXIT_FAILED
-    full = os.path.join(compiled.package_dir(), compiled.FULL_DIR)
-    _write_line(f"compiled them with python-chess's core module into {full} ({len(written)} files)")
     return EXIT_OK

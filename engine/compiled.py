@@ -5,8 +5,10 @@ guard that keeps compiled code from running against other sources.
 ``COMPILED_MODULES`` there with mypyc (a C compiler and the ``compile`` extra are
 needed) and copies the extension modules beside their sources, with a manifest of
 the sources' SHA-256 hashes. Python then imports the extension modules in place of
-the ``.py`` files: the same code, 1.4-1.8x the nodes/s (by host), the same search
-tree (the bench node count is the check).
+the ``.py`` files: the same code, several times the nodes/s (the search board's
+``i64`` arithmetic becomes native), the same search tree (the bench node count is
+the check). Every process imports the same build: the ``cutoff`` process, the
+processes it starts and scripts that import ``engine``.
 
 Compiled code does not see later edits to its sources, and the modules are compiled
 as one group that calls into itself directly, so ``guard`` (called by
@@ -19,14 +21,10 @@ the compiled search's instructions), except ``bool`` ones: mypyc 2.4 keeps the
 literal True and the int 1 in one constant slot, and a ``Final`` switch broke the
 compiled quiescence.
 
-``cutoff compile`` then builds the same modules once more, in one group with a copy
-of the installed python-chess's core module patched for mypyc, into ``_full``: there
-the search calls the board directly, for about 1.2-1.3x the nodes/s of the first
-build. Its modules need the compiled python-chess, so only the ``cutoff`` process
-loads it (``use_full_build``, before anything imports python-chess) and the
-processes it starts; scripts that import ``engine`` keep the first build, on their
-python-chess. It runs only while the sources, the installed python-chess and the
-Python are the ones it was built from.
+python-chess is not compiled: the search runs on its own board (engine/core/board.py)
+and meets python-chess only at the root, the PV and tablebase probes. Builds by
+older versions also compiled a patched python-chess into FULL_DIR; ``remove`` (which
+every build calls first) deletes such a folder, and nothing loads it.
 
 This module must stay cheap to import (GUIs time the UCI handshake: no mypyc, no
 setuptools at import) and must not import the search.
@@ -40,7 +38,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -75,7 +72,8 @@ MANIFEST = "_compiled.json"
 """Beside the extensions: the SHA-256 of each source they were built from."""
 
 FULL_DIR = "_full"
-"""In the engine package: the build of the search together with python-chess."""
+"""In the compiled package: where builds by older versions put the search compiled
+together with a patched python-chess; ``remove`` deletes it."""
 
 NOT_SOURCES = ("__pycache__", "*.so", "*.pyd", MANIFEST, FULL_DIR)
 """Patterns of what a copy of the package's sources leaves out: caches and a build."""
@@ -98,14 +96,6 @@ def _top_dir(pkg: str) -> str:
     for _ in _PACKAGE_PATH[1:]:
         pkg = os.path.dirname(pkg)
     return pkg
-
-
-def _compiled_package_module() -> Optional[ModuleType]:
-    """``COMPILED_PACKAGE``, imported (its ``__init__`` holds no code), or ``None``."""
-    try:
-        return importlib.import_module(COMPILED_PACKAGE)
-    except ImportError:
-        return None
 
 
 def _source_hash(path: str) -> str:
@@ -187,11 +177,8 @@ class _SourceFinder:
 
 def guard() -> None:
     """Load the compiled modules from source if any of their sources changed since
-    the build, and the build with python-chess in the processes that the ``cutoff``
-    process starts; called once, when the ``engine`` package is imported."""
+    the build; called once, when the ``engine`` package is imported."""
     pkg = package_dir()
-    if os.environ.get(FULL_ENV) == "1":
-        use_full_build(pkg)  # a process that the ``cutoff`` process started
     stale = stale_modules(pkg)
     if stale:
         reason = "the compiled modules are out of date: run `cutoff compile`"
@@ -229,12 +216,11 @@ def build_description() -> str:
         origin = spec.origin if spec is not None else None
         if origin and not origin.endswith(".py"):
             compiled.append(module)
-    chess = ", with python-chess" if full_build_loaded() else ""
     if not compiled:
         return "interpreted (`cutoff compile` makes it several times faster)"
     if len(compiled) < len(COMPILED_MODULES):
-        return f"partly compiled ({len(compiled)} of {len(COMPILED_MODULES)} modules{chess})"
-    return f"compiled by mypyc ({len(compiled)} modules{chess})"
+        return f"partly compiled ({len(compiled)} of {len(COMPILED_MODULES)} modules)"
+    return f"compiled by mypyc ({len(compiled)} modules)"
 
 
 # The build runs in a child process: setuptools may exit the interpreter on an error,
@@ -333,7 +319,7 @@ def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list
 
 
 def remove(pkg: Optional[str] = None) -> list[str]:
-    """Delete the compiled builds from ``pkg`` (the one with python-chess too);
+    """Delete the compiled build from ``pkg`` (and an older version's FULL_DIR);
     returns the files deleted."""
     import shutil
 
@@ -347,314 +333,3 @@ def remove(pkg: Optional[str] = None) -> list[str]:
             files.extend(os.path.join(folder, name) for name in names)
         shutil.rmtree(full)
     return files
-
-
-# ------------------------------------------------------- the build with python-chess
-#
-# The search spends about half its time inside python-chess. Compiled on its own,
-# python-chess gains nothing measurable (the search still calls it through Python's
-# generic calls); compiled in one group with the search's modules, the search calls
-# the board's methods and reads its attributes directly, for about 1.3x the nodes/s
-# of the engine-only build. That build is in FULL_DIR and only the ``cutoff`` process
-# (and the processes it starts) loads it, through ``use_full_build``: its modules need
-# the compiled python-chess, which a script that imported the installed python-chess
-# first cannot have, so scripts keep the engine-only build beside the sources.
-
-FULL_GROUP = "cutoff_full"
-"""mypyc's group for the build with python-chess; its shared library sits at the top
-of FULL_DIR, beside ``chess/`` (a library inside the package it implements would
-import that package while it is being imported, without end)."""
-
-FULL_MODULES = "engine-modules"
-"""In FULL_DIR: the extensions of the search's modules, which ``use_full_build``
-puts on the ``engine`` package's path. Not ``engine``: FULL_DIR is on ``sys.path``,
-also in the processes the ``cutoff`` process starts (``spawn`` hands them its
-``sys.path``), and a folder named ``engine`` there is a namespace package that an
-editable install's finder, which comes after ``sys.path``, cannot outrun: their
-``import engine`` found no ``ENGINE_AUTHOR``. A name with a hyphen imports as
-nothing."""
-
-FULL_ENV = "CUTOFF_FULL_BUILD"
-"""Set to 1 by ``use_full_build``, so that the processes the ``cutoff`` process starts
-(Lazy SMP helpers, analysis workers) load the same build; a user's 0 turns it off."""
-
-_CHESS_PATCHES = (
-    # Interpreted classes cannot subclass a compiled one unless it allows it:
-    # python-chess's variants and users' code subclass the two board classes. The
-    # copy says that it was modified, and when, as the GPL (section 5a) asks.
-    (
-        "from __future__ import annotations\n",
-        "# Modified for mypyc by Cutoff's `cutoff compile` (engine/compiled.py, patches of\n"
-        "# 2026-11-29); GPL-3.0-or-later, as python-chess.\n"
-        "from __future__ import annotations\n"
-        "from mypy_extensions import mypyc_attr as _mypyc_attr\n",
-    ),
-    (
-        "\nclass BaseBoard:\n",
-        "\n@_mypyc_attr(allow_interpreted_subclasses=True)\nclass BaseBoard:\n",
-    ),
-    (
-        "\nclass Board(BaseBoard):\n",
-        "\n@_mypyc_attr(allow_interpreted_subclasses=True)\nclass Board(BaseBoard):\n",
-    ),
-    # mypy reads Union[bool, int] as int, so mypyc passes True as 1 and a copy kept
-    # one move of the stack instead of all (the search's repetition draws with it).
-    (
-        "    def copy(self, *, stack: Union[bool, int] = True) -> Self:\n",
-        "    def copy(self, *, stack: object = True) -> Self:\n",
-    ),
-    # A method aliased in the class body leaves the compiled class unusable
-    # (KeyError at the first Board()): a method that calls it instead.
-    (
-        "\n    push_xboard = push_san\n",
-        "\n    def push_xboard(self, xboard: str) -> Move:\n        return self.push_san(xboard)\n",
-    ),
-)
-"""python-chess's core module as mypyc compiles it: (text, replacement), each text
-found exactly once in python-chess 1.11's source."""
-
-_POSITION_PATCHES = (
-    # The search's own make keeps its undo record in the board's stack of saved
-    # states, which python-chess pops by calling restore(); compiled, that stack
-    # holds python-chess's _BoardState and nothing else. The record subclasses it in
-    # this build only: interpreted, the subclass costs 2 % of the nodes/s.
-    ("\nclass _Restore:\n", "\nclass _Restore(chess._BoardState):\n"),
-    ('\n    __slots__ = ("undo",)\n', "\n"),
-)
-"""engine/core/position.py as the build with python-chess compiles it."""
-
-CHESS_VERSIONS = ((1, 11), (1, 12))
-"""The python-chess releases ``_CHESS_PATCHES`` are written for: at least the first,
-below the second. Each patch text is found once in 1.11.0, 1.11.1 and 1.11.2 (the
-build was run on 1.11.2); 1.10.0 lacks the ``copy`` signature they patch."""
-
-_FULL_MYPY_CONFIG = "[mypy]\n[mypy-chess.*]\nignore_errors = True\n"
-"""mypyc type-checks what it compiles; python-chess's own annotations are not
-strict-clean, and its errors are not Cutoff's to fix."""
-
-
-def installed_chess_dir(pkg: Optional[str] = None) -> Optional[str]:
-    """The folder of the installed python-chess package, found on ``sys.path``
-    without importing it and past the compiled copy (``None`` if there is none: a
-    frozen executable)."""
-    ours = os.path.realpath(os.path.join(pkg or package_dir(), FULL_DIR))
-    path = [entry for entry in sys.path if os.path.realpath(entry or ".") != ours]
-    spec = importlib.machinery.PathFinder.find_spec("chess", path)
-    locations = spec.submodule_search_locations if spec is not None else None
-    if not locations:
-        return None
-    return str(next(iter(locations)))
-
-
-def chess_version_problem(pkg: Optional[str] = None) -> Optional[str]:
-    """Why the installed python-chess cannot be patched for the build with it (its
-    version is outside CHESS_VERSIONS, or unknown), or ``None`` when it can. Read
-    from the package's source, without importing it."""
-    folder = installed_chess_dir(pkg)
-    if folder is None:
-        return "python-chess is not installed as a package folder"
-    try:
-        with open(os.path.join(folder, "__init__.py"), encoding="utf-8") as handle:
-            found = re.search(r'^__version__ = "([^"]+)"', handle.read(), re.MULTILINE)
-    except OSError:
-        found = None
-    low, high = (".".join(map(str, v)) for v in CHESS_VERSIONS)
-    wanted = f"python-chess {low}.x (pip install 'chess>={low},<{high}')"
-    if found is None:
-        return f"the installed python-chess has no version; the build needs {wanted}"
-    version = found.group(1)
-    try:
-        numbers = tuple(int(part) for part in version.split(".")[:2])
-    except ValueError:
-        numbers = ()
-    if not CHESS_VERSIONS[0] <= numbers < CHESS_VERSIONS[1]:
-        return f"python-chess {version} is installed; the build with it needs {wanted}"
-    return None
-
-
-def _chess_sources(folder: str) -> dict[str, str]:
-    """SHA-256 of each Python file of the python-chess package in ``folder``."""
-    return {
-        name: _source_hash(os.path.join(folder, name))
-        for name in sorted(os.listdir(folder))
-        if name.endswith(".py")
-    }
-
-
-def full_build(pkg: Optional[str] = None) -> tuple[Optional[str], str]:
-    """The build with python-chess: its folder, or ``None`` and why it cannot run
-    (not built, or built from other sources, another python-chess or Python)."""
-    pkg = pkg or package_dir()
-    root = os.path.join(pkg, FULL_DIR)
-    try:
-        with open(os.path.join(root, MANIFEST), encoding="utf-8") as handle:
-            manifest = json.load(handle)
-        engine_hashes = dict(manifest["sources"])
-        chess_hashes = dict(manifest["chess"])
-        python = manifest["python"]
-    except OSError:
-        return None, "not compiled"
-    except (ValueError, KeyError, TypeError):
-        return None, "its manifest is unreadable: run `cutoff compile`"
-    if python != sys.version.split()[0]:
-        return None, f"compiled for Python {python}: run `cutoff compile`"
-    if not os.path.isdir(os.path.join(root, FULL_MODULES)):
-        # Built before FULL_MODULES (its modules in an engine/ folder): loaded, it
-        # would break the processes the cutoff process starts.
-        return None, "built by an older Cutoff: run `cutoff compile`"
-    changed = _changed_sources(pkg, engine_hashes)
-    if changed:
-        return None, f"{changed[0]}.py changed since the build: run `cutoff compile`"
-    installed = installed_chess_dir(pkg)
-    if installed is None:
-        return None, "the installed python-chess is not found"
-    if _chess_sources(installed) != chess_hashes:
-        return None, "python-chess changed since the build: run `cutoff compile`"
-    return root, "compiled"
-
-
-def _forget_full_build(root: str) -> None:
-    """Undo ``use_full_build``'s changes to the import system."""
-    if root in sys.path:
-        sys.path.remove(root)
-    engine_path = getattr(sys.modules.get(COMPILED_PACKAGE), "__path__", None)
-    shims = os.path.join(root, FULL_MODULES)
-    if engine_path is not None and shims in engine_path:
-        engine_path.remove(shims)
-    for name in list(sys.modules):
-        top = name.split(".")[0]
-        if top in ("chess", FULL_GROUP + "__mypyc"):
-            del sys.modules[name]
-
-
-def use_full_build(pkg: Optional[str] = None) -> bool:
-    """Load the search and python-chess from the build with python-chess for the
-    rest of this process and the processes it starts. False when it does not run:
-    turned off (``CUTOFF_FULL_BUILD=0``), not built, stale or broken (these two say
-    so on stderr), or too late (python-chess or a compiled module imported already).
-    """
-    if os.environ.get(FULL_ENV) == "0":
-        return False
-    if "chess" in sys.modules or any(
-        f"{COMPILED_PACKAGE}.{module}" in sys.modules for module in COMPILED_MODULES
-    ):
-        return full_build_loaded()
-    if any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
-        return False  # the sources run (a stale build, or `cutoff stats`)
-    root, reason = full_build(pkg)
-    if root is None:
-        if reason != "not compiled":
-            sys.stderr.write(f"cutoff: the build with python-chess is not used: {reason}\n")
-        return False
-    # chess and the group's library are found at the top of the folder; the search's
-    # modules in FULL_MODULES, which joins COMPILED_PACKAGE's path ahead of the
-    # engine-only build beside the sources.
-    if root not in sys.path:  # (a started process has its parent's sys.path)
-        sys.path.insert(0, root)
-    engine_path = getattr(_compiled_package_module(), "__path__", None)
-    if engine_path is not None:
-        engine_path.insert(0, os.path.join(root, FULL_MODULES))
-    try:
-        import chess  # noqa: F401 (the compiled copy, or the error below)
-    except Exception as error:  # a broken build must not stop the engine
-        _forget_full_build(root)
-        sys.stderr.write(
-            f"cutoff: the build with python-chess does not load ({error}); running the "
-            "engine-only build: run `cutoff compile` again\n"
-        )
-        return False
-    os.environ[FULL_ENV] = "1"
-    return True
-
-
-def full_build_loaded() -> bool:
-    """Whether the ``chess`` module of this process is the compiled copy."""
-    module = sys.modules.get("chess")
-    origin = getattr(module, "__file__", None) or ""
-    return os.sep + FULL_DIR + os.sep in origin and not origin.endswith(".py")
-
-
-def _patch_file(path: str, patches: tuple[tuple[str, str], ...]) -> None:
-    """``patches`` applied to the file at ``path``; CompileError when one does not
-    apply (another python-chess, or a position.py, than they were written for)."""
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    for old, new in patches:
-        if text.count(old) != 1:
-            raise CompileError(f"{path} has no single {old.strip()!r}")
-        text = text.replace(old, new)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
-def _extension(folder: str, stem: str) -> Optional[str]:
-    """The extension module ``stem`` in ``folder``, if there is one."""
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(folder, stem + suffix)
-        if os.path.exists(path):
-            return path
-    return None
-
-
-def build_full(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list[str]:
-    """Compile ``COMPILED_MODULES`` of ``pkg`` with a copy of the installed
-    python-chess's core module into ``pkg``'s FULL_DIR; returns the files written."""
-    import shutil
-    import tempfile
-
-    pkg = pkg or package_dir()
-    missing = missing_tools()
-    if missing:
-        raise CompileError(f"needs {' and '.join(missing)}: pip install 'cutoff-chess[compile]'")
-    problem = chess_version_problem(pkg)
-    if problem is not None:
-        raise CompileError(problem)
-    installed = installed_chess_dir(pkg)
-    assert installed is not None  # chess_version_problem found it
-    with tempfile.TemporaryDirectory(prefix="cutoff-compile-full-") as root:
-        shutil.copytree(
-            _top_dir(pkg), os.path.join(root, _PACKAGE), ignore=shutil.ignore_patterns(*NOT_SOURCES)
-        )
-        scratch = os.path.join(root, "chess")
-        shutil.copytree(installed, scratch, ignore=shutil.ignore_patterns(*NOT_SOURCES))
-        chess_hashes = _chess_sources(scratch)
-        engine_hashes = {
-            m: _source_hash(os.path.join(root, *_PACKAGE_PATH, m + ".py")) for m in COMPILED_MODULES
-        }
-        _patch_file(os.path.join(scratch, "__init__.py"), _CHESS_PATCHES)
-        _patch_file(os.path.join(root, *_PACKAGE_PATH, "position.py"), _POSITION_PATCHES)
-        with open(os.path.join(root, "mypy.ini"), "w", encoding="utf-8") as handle:
-            handle.write(_FULL_MYPY_CONFIG)
-        out("compiling the search with python-chess's core module (two to four minutes)...")
-        _run_mypyc(root, FULL_GROUP, [*_engine_sources(), os.path.join("chess", "__init__.py")])
-        library = _extension(root, FULL_GROUP + "__mypyc")
-        chess_shim = _extension(scratch, "__init__")
-        shims = [_extension(os.path.join(root, *_PACKAGE_PATH), m) for m in COMPILED_MODULES]
-        if library is None or chess_shim is None or None in shims:
-            raise CompileError("mypyc did not build every extension of the group")
-        target = os.path.join(pkg, FULL_DIR)
-        if os.path.isdir(target):
-            shutil.rmtree(target)
-        # The compiled chess package's submodules (pgn, engine, ...) are found beside
-        # its core: the whole package is copied, as installed.
-        shutil.copytree(
-            scratch,
-            os.path.join(target, "chess"),
-            ignore=shutil.ignore_patterns("__pycache__", "*.c", "*.h"),
-        )
-        os.makedirs(os.path.join(target, FULL_MODULES))
-        shutil.copy2(library, target)
-        for shim in shims:
-            assert shim is not None
-            shutil.copy2(shim, os.path.join(target, FULL_MODULES))
-        manifest = {
-            "sources": engine_hashes,
-            "chess": chess_hashes,
-            "python": sys.version.split()[0],
-        }
-        with open(os.path.join(target, MANIFEST), "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=1)
-    written: list[str] = []
-    for folder, _, names in os.walk(target):
-        written.extend(os.path.join(folder, name) for name in names)
-    return written

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -172,106 +171,41 @@ def test_status_and_remove(tmp_path: Path) -> None:
     assert (pkg / "search.py").exists()
 
 
-def _fake_full_build(pkg: Path, engine_hashes: dict[str, str] | None = None) -> None:
-    """A stand-in build with python-chess (garbage extensions) and its manifest."""
+def _older_full_build(pkg: Path) -> None:
+    """What an older version's `cutoff compile` left beside the build: the search
+    compiled with a patched python-chess in FULL_DIR (stand-ins: garbage extensions
+    that crash any process that imports them) with a current-looking manifest."""
     full = pkg / compiled.FULL_DIR
     (full / "chess").mkdir(parents=True)
-    (full / compiled.FULL_MODULES).mkdir()
-    (full / (compiled.FULL_GROUP + "__mypyc" + SUFFIX)).write_bytes(b"not an extension")
+    (full / "engine-modules").mkdir()
+    (full / ("cutoff_full__mypyc" + SUFFIX)).write_bytes(b"not an extension")
     (full / "chess" / ("__init__" + SUFFIX)).write_bytes(b"not an extension")
+    hashes = {}
     for module in compiled.COMPILED_MODULES:
-        (full / compiled.FULL_MODULES / (module + SUFFIX)).write_bytes(b"not an extension")
-    if engine_hashes is None:
-        engine_hashes = {
-            module: hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
-            for module in compiled.COMPILED_MODULES
-        }
-    installed = compiled.installed_chess_dir()
-    assert installed is not None
-    manifest = {
-        "sources": engine_hashes,
-        "chess": compiled._chess_sources(installed),
-        "python": sys.version.split()[0],
-    }
+        (full / "engine-modules" / (module + SUFFIX)).write_bytes(b"not an extension")
+        hashes[module] = hashlib.sha256((pkg / f"{module}.py").read_bytes()).hexdigest()
+    manifest = {"sources": hashes, "chess": {}, "python": sys.version.split()[0]}
     (full / compiled.MANIFEST).write_text(json.dumps(manifest))
 
 
-def test_stale_full_build_is_not_loaded(tmp_path: Path) -> None:
-    """An edit after the build: the cutoff process says so and runs the sources (the
-    stand-in extensions would fail to import if it tried them)."""
+def test_an_older_build_with_python_chess_is_ignored_and_removed(tmp_path: Path) -> None:
+    """python-chess is no longer compiled: after an upgrade, the folder an older
+    version built it into is never loaded (the UCI session and the bench run on the
+    installed python-chess, which the stand-ins would crash), and `cutoff compile
+    --remove` deletes it."""
     pkg = _copy_package(tmp_path)
-    _fake_full_build(pkg, engine_hashes={"search": "0" * 64})
-    result = _cutoff(tmp_path, "bench", "--depth", "2", "--positions", "2")
-    assert result.returncode == 0, result.stderr
-    assert "the build with python-chess is not used: attacks.py changed" in result.stderr
-    assert "Build: interpreted" in result.stdout
-    status = _cutoff(tmp_path, "compile", "--status")
-    assert "the build with python-chess: attacks.py changed" in status.stdout
-
-
-def test_broken_full_build_falls_back(tmp_path: Path) -> None:
-    """A current manifest over extensions that do not load: one line on stderr, and
-    the UCI session runs on the installed python-chess."""
-    pkg = _copy_package(tmp_path)
-    _fake_full_build(pkg)
-    result = _uci(tmp_path, "uci\nisready\nposition startpos moves e2e4\ngo depth 3\nquit\n")
-    assert result.returncode == 0, result.stderr
-    assert "the build with python-chess does not load" in result.stderr
-    assert "uciok" in result.stdout and "bestmove " in result.stdout
-    env = {**os.environ, compiled.FULL_ENV: "0"}
-    off = subprocess.run(
-        [sys.executable, "-m", "engine", "bench", "--depth", "2", "--positions", "1"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-    assert off.returncode == 0, off.stderr
-    assert "python-chess" not in off.stderr
-
-
-def test_a_full_build_with_an_engine_folder_is_not_loaded(tmp_path: Path) -> None:
-    """A build with python-chess made before its modules moved out of ``_full/engine``:
-    on ``sys.path`` (the processes the cutoff process starts inherit it) that folder
-    is a namespace package ``engine`` ahead of an editable install's finder."""
-    pkg = _copy_package(tmp_path)
-    _fake_full_build(pkg)
-    full = pkg / compiled.FULL_DIR
-    (full / compiled.FULL_MODULES).rename(full / "engine")
-    assert compiled.full_build(str(pkg)) == (None, "built by an older Cutoff: run `cutoff compile`")
-    status = _cutoff(tmp_path, "compile", "--status")
-    assert "the build with python-chess: built by an older Cutoff" in status.stdout
-
-
-def test_compile_refuses_a_python_chess_it_cannot_patch(tmp_path: Path) -> None:
-    """python-chess 1.10.0 (which the dependency range allows) lacks a text the build
-    with python-chess patches: `cutoff compile` says so at once, before compiling."""
-    pkg = _copy_package(tmp_path)
-    installed = compiled.installed_chess_dir()
-    assert installed is not None
-    fake = tmp_path / "site" / "chess"
-    shutil.copytree(installed, fake, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (fake / "__init__.py").read_text()
-    old = re.search(r'^__version__ = "[^"]+"$', source, re.MULTILINE)
-    assert old is not None
-    (fake / "__init__.py").write_text(source.replace(old.group(0), '__version__ = "1.10.0"'))
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
-    result = subprocess.run(
-        [sys.executable, "-m", "engine", "compile"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-    assert result.returncode == 1
-    assert result.stderr == (
-        "cutoff compile: python-chess 1.10.0 is installed; the build with it needs "
-        "python-chess 1.11.x (pip install 'chess>=1.11,<1.12'); or `cutoff compile "
-        "--no-chess` for the engine-only build\n"
-    )
-    assert compiled.extension_files(str(pkg)) == []
+    _older_full_build(pkg)
+    session = _uci(tmp_path, "uci\nisready\nposition startpos moves e2e4\ngo depth 3\nquit\n")
+    assert session.returncode == 0, session.stderr
+    assert "uciok" in session.stdout and "bestmove " in session.stdout
+    assert session.stderr == ""
+    bench = _cutoff(tmp_path, "bench", "--depth", "2", "--positions", "1")
+    assert bench.returncode == 0, bench.stderr
+    assert "Build: interpreted" in bench.stdout
+    removed = _cutoff(tmp_path, "compile", "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed {len(compiled.COMPILED_MODULES) + 3} files" in removed.stdout
+    assert not (pkg / compiled.FULL_DIR).exists()
 
 
 def test_this_process_runs_interpreted_without_a_build() -> None:
@@ -290,9 +224,9 @@ def _bench_nodes(output: str) -> int:
 @pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
 @pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="no cc")
 def test_compile_for_real(tmp_path: Path) -> None:
-    """mypyc builds the modules (alone, then also with python-chess); the compiled
-    search finds the same tree; an edit to a source afterwards brings back the
-    interpreted search, with the same tree."""
+    """mypyc builds the modules; the compiled search finds the same tree, in the
+    cutoff process and in a script that imports engine; an edit to a source
+    afterwards brings back the interpreted search, with the same tree."""
     pkg = _copy_package(tmp_path)
     interpreted = _cutoff(tmp_path, "bench", "--depth", "5")
     assert interpreted.returncode == 0, interpreted.stderr
@@ -301,18 +235,12 @@ def test_compile_for_real(tmp_path: Path) -> None:
     nnue_bench = ("bench", "--depth", "4", "--nnue", "--eval-file", str(tmp_path / "random.nnue"))
     interpreted_nnue = _cutoff(tmp_path, *nnue_bench)
     assert interpreted_nnue.returncode == 0, interpreted_nnue.stderr
-    # --no-chess: the engine-only build, which is all the cutoff process has then.
-    only = _cutoff(tmp_path, "compile", "--no-chess", timeout=1800)
-    assert only.returncode == 0, only.stdout + only.stderr
-    assert not (pkg / compiled.FULL_DIR).exists()
-    status = _cutoff(tmp_path, "compile", "--status")
-    assert f"compiled by mypyc ({MODULES} modules)\n" in status.stdout, status.stdout
-    assert "the build with python-chess: not compiled" in status.stdout
     result = _cutoff(tmp_path, "compile", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert compiled.stale_modules(str(pkg)) == []
-    notice = (pkg / compiled.FULL_DIR / "chess" / "__init__.py").read_text(encoding="utf-8")
-    assert "Modified for mypyc by Cutoff" in notice.split("from __future__")[0]
+    assert not (pkg / compiled.FULL_DIR).exists()
+    status = _cutoff(tmp_path, "compile", "--status")
+    assert status.stdout == f"{pkg}: compiled by mypyc ({MODULES} modules)\n", status.stdout
     for module in compiled.COMPILED_MODULES:
         assert (pkg / (module + SUFFIX)).exists()
     # The native search board compiled: i64 wraps there, and it still counts right.
@@ -334,13 +262,12 @@ def test_compile_for_real(tmp_path: Path) -> None:
     )
     fast = _cutoff(tmp_path, "bench", "--depth", "5")
     assert fast.returncode == 0, fast.stderr
-    assert f"Build: compiled by mypyc ({MODULES} modules, with python-chess)" in fast.stdout
+    assert f"Build: compiled by mypyc ({MODULES} modules); network" in fast.stdout, fast.stdout
     assert _bench_nodes(fast.stdout) == _bench_nodes(interpreted.stdout)
     fast_nnue = _cutoff(tmp_path, *nnue_bench)
-    assert "with python-chess); network" in fast_nnue.stdout, fast_nnue.stdout
+    assert f"({MODULES} modules); network" in fast_nnue.stdout, fast_nnue.stdout
     assert _bench_nodes(fast_nnue.stdout) == _bench_nodes(interpreted_nnue.stdout)
-    # A script that imports engine runs the engine-only build, on the installed
-    # python-chess.
+    # A script that imports engine runs the same build, on the installed python-chess.
     script = (
         "import chess, engine.core.search, engine.compiled as c; "
         "print(c.build_description(), chess.__file__)"
@@ -350,9 +277,8 @@ def test_compile_for_real(tmp_path: Path) -> None:
     )
     assert alone.returncode == 0, alone.stderr
     assert alone.stdout.startswith(f"compiled by mypyc ({MODULES} modules) "), alone.stdout
-    assert compiled.FULL_DIR not in alone.stdout
-    # The compiled python-chess keeps the game's history in a copy: a repetition is
-    # a draw, as interpreted.
+    # The game's history reaches the compiled search: a repetition is a draw, as
+    # interpreted.
     repeat = "uci\nposition startpos moves g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1\n"
     repeat += "go depth 4 searchmoves f6g8\nquit\n"
     draw = _uci(tmp_path, repeat)
@@ -372,19 +298,3 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert edited.returncode == 0, edited.stderr
     assert "see.py changed" in edited.stderr
     assert _bench_nodes(edited.stdout) == _bench_nodes(interpreted.stdout)
-
-
-def test_patched_python_chess_says_it_was_modified(tmp_path: Path) -> None:
-    """The build with python-chess compiles a modified copy of python-chess's core
-    module, which it installs beside the build: the copy must say so (GPL-3.0 section
-    5a), and the patches must still apply to the installed python-chess."""
-    installed = compiled.installed_chess_dir()
-    assert installed is not None
-    copy = tmp_path / "__init__.py"
-    shutil.copy(Path(installed) / "__init__.py", copy)
-    compiled._patch_file(str(copy), compiled._CHESS_PATCHES)
-    text = copy.read_text(encoding="utf-8")
-    head = text[: text.index("from __future__ import annotations")]
-    assert "Modified for mypyc by Cutoff" in head
-    assert "GPL-3.0-or-later" in head
-    compile(text, str(copy), "exec")  # still Python, with the future import first

@@ -1,19 +1,17 @@
 """Every process the ``cutoff`` process starts, in both install modes, with and
-without the compiled build (issue 65 item 11).
+without the compiled build.
 
-After ``cutoff compile`` in an editable install, every ``analyse --jobs`` worker
-died with ``ImportError: cannot import name 'ENGINE_AUTHOR' from 'engine'``: the
-processes the ``cutoff`` process starts inherit its ``sys.path``, which holds the
-build with python-chess, whose folder of extensions was named ``engine``: a
-namespace package found before the editable install's finder. The tests elsewhere
-put the checkout on PYTHONPATH, which hides that; this one installs the checkout
-into a fresh venv (``pip install -e``, then ``pip install .``), without PYTHONPATH,
-and runs the analysis workers (``--jobs 2``), the Lazy SMP helpers (``Threads
-2``) and, when Dask is installed here, the workers of ``--scheduler local:2``. It
-reads each started process's memory map to see which build it runs: the compiled
-python-chess once ``cutoff compile`` made it, never before. It compiles once, in
-the editable checkout, and copies that build into the installed package (the same
-sources, python-chess and Python, so its manifest holds there too).
+The processes the ``cutoff`` process starts inherit its ``sys.path``, and an
+editable install finds the package through a finder that comes after it: once, a
+folder of the compiled build on that path made every ``analyse --jobs`` worker die
+with an ImportError. The tests elsewhere put the checkout on PYTHONPATH, which hides
+such faults; this one installs the checkout into a fresh venv (``pip install -e``,
+then ``pip install .``), without PYTHONPATH, and runs the analysis workers
+(``--jobs 2``), the Lazy SMP helpers (``Threads 2``) and, when Dask is installed
+here, the workers of ``--scheduler local:2``. It reads each started process's memory
+map to see which build it runs: the compiled search once ``cutoff compile`` made it,
+never before. It compiles once, in the editable checkout, and copies that build into
+the installed package (the same sources and Python, so its manifest holds there too).
 """
 
 from __future__ import annotations
@@ -45,9 +43,8 @@ FENS = (
     "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1",
 )
 """Two chunks of positions (engine.cli.CHUNK_SIZE 4): both analysis workers start."""
-FULL_LIBRARY = compiled.FULL_GROUP + "__mypyc"
-"""The shared library of the build with python-chess, in the map of a process
-that runs it."""
+LIBRARY = compiled.GROUP + "__mypyc"
+"""The compiled build's shared library, in the map of a process that runs it."""
 
 
 def _descendants(root: int) -> list[int]:
@@ -72,11 +69,11 @@ def _descendants(root: int) -> list[int]:
 class _Watcher:
     """Which processes below a process are helpers and workers (started by
     engine.processes, or by multiprocessing's ``spawn_main``: Dask workers), and
-    whether each mapped the build with python-chess at any moment it was seen."""
+    whether each mapped the compiled build at any moment it was seen."""
 
     def __init__(self, root: int) -> None:
         self.root = root
-        self.full: dict[int, bool] = {}
+        self.compiled: dict[int, bool] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -88,16 +85,16 @@ class _Watcher:
                     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
                     if b"spawn_main" not in cmdline and b"engine.processes" not in cmdline:
                         continue
-                    mapped = FULL_LIBRARY in Path(f"/proc/{pid}/maps").read_text()
+                    mapped = LIBRARY in Path(f"/proc/{pid}/maps").read_text()
                 except OSError:
                     continue
-                self.full[pid] = self.full.get(pid, False) or mapped
+                self.compiled[pid] = self.compiled.get(pid, False) or mapped
             time.sleep(0.02)
 
     def stop(self) -> dict[int, bool]:
         self._stop.set()
         self._thread.join(10)
-        return self.full
+        return self.compiled
 
 
 def _run(
@@ -142,26 +139,26 @@ def _run(
 
 
 def _check(
-    mode: str, cutoff: Path, env: dict[str, str], cwd: Path, full: bool, dask: bool
+    mode: str, cutoff: Path, env: dict[str, str], cwd: Path, built: bool, dask: bool
 ) -> list[dict[str, object]]:
-    """Run what starts processes; every one runs, and runs the build with python-chess
-    exactly when ``full``. Returns the analysis's records (the same in every mode)."""
+    """Run what starts processes; every one runs, and runs the compiled build exactly
+    when ``built``. Returns the analysis's records (the same in every mode)."""
     fens = cwd / "fens.txt"
     analyse = [str(cutoff), "analyse", "--quiet", "--json", "--depth", "5", str(fens)]
     out, _, workers = _run([*analyse, "--jobs", "2"], env, cwd)
     records = _records(out)
     assert [record["index"] for record in records] == list(range(1, len(FENS) + 1)), out
     assert len(workers) == 2, f"{mode}: analysis workers {workers}"
-    assert set(workers.values()) == {full}, f"{mode}: analysis workers {workers}"
+    assert set(workers.values()) == {built}, f"{mode}: analysis workers {workers}"
     uci = "uci\nsetoption name Threads value 2\nisready\nposition startpos\ngo depth 5\n"
     out, _, helpers = _run([str(cutoff)], env, cwd, uci=uci)
     assert "bestmove " in out and "helper" not in out, f"{mode}: {out}"
-    assert len(helpers) == 1 and set(helpers.values()) == {full}, f"{mode}: helpers {helpers}"
+    assert len(helpers) == 1 and set(helpers.values()) == {built}, f"{mode}: helpers {helpers}"
     if dask:
         out, _, workers = _run([*analyse, "--scheduler", "local:2"], env, cwd)
         assert _records(out) == records, f"{mode}: {out}"
         assert len(workers) >= 2, f"{mode}: Dask workers {workers}"
-        assert set(workers.values()) == {full}, f"{mode}: Dask workers {workers}"
+        assert set(workers.values()) == {built}, f"{mode}: Dask workers {workers}"
     return records
 
 
@@ -193,7 +190,7 @@ def test_every_started_process_runs_in_both_install_modes(tmp_path: Path) -> Non
     python, cutoff = venv / "bin" / "python", venv / "bin" / "cutoff"
     dask = importlib.util.find_spec("distributed") is not None
     extras = "[compile,dask]" if dask else "[compile]"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", compiled.FULL_ENV)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
     def pip(*args: str) -> None:
         done = subprocess.run(
@@ -215,9 +212,9 @@ def test_every_started_process_runs_in_both_install_modes(tmp_path: Path) -> Non
     status = subprocess.run(
         [str(cutoff), "compile", "--status"], capture_output=True, text=True, env=env
     )
-    assert f"{source / 'engine' / 'core'}: compiled by mypyc (11 modules, with python-chess)" in (
-        status.stdout
-    ), status.stdout
+    modules = len(compiled.COMPILED_MODULES)
+    expected = f"{source / 'engine' / 'core'}: compiled by mypyc ({modules} modules)\n"
+    assert status.stdout == expected, status.stdout
     results["editable, compiled"] = _check("editable, compiled", cutoff, env, work, True, dask)
 
     pip("--no-deps", "--force-reinstall", str(source))
@@ -231,9 +228,8 @@ def test_every_started_process_runs_in_both_install_modes(tmp_path: Path) -> Non
     installed = Path(located.stdout.strip()).parent
     assert "site-packages" in str(installed), located.stdout + located.stderr
     results["installed"] = _check("installed", cutoff, env, work, False, dask)
-    for path in compiled.extension_files(str(source / "engine")):
-        shutil.copy2(path, installed)
-    shutil.copytree(source / "engine" / compiled.FULL_DIR, installed / compiled.FULL_DIR)
+    for path in compiled.extension_files(str(source / "engine" / "core")):
+        shutil.copy2(path, installed / "core")
     results["installed, compiled"] = _check("installed, compiled", cutoff, env, work, True, dask)
     # The same analysis whatever runs it: the compiled search finds the same trees.
     assert all(records == results["editable"] for records in results.values()), results

@@ -215,9 +215,8 @@ class Incremental:
 
 
 SHIPPED_NETWORK: Final = Path(str(importlib.resources.files("engine.core"))) / "cutoff.nnue"
-"""The network the package ships (the ``EvalFile`` option's default). Found through the
-package, not this module's ``__file__``: the build with python-chess loads this module
-from ``engine/core/_full``, where no data file is."""
+"""The network the package ships (the ``EvalFile`` option's default), found through the
+package (a frozen or zipped install has no ``__file__`` folder to read it from)."""
 
 
 def network_file(name: str) -> Path:
