@@ -35,6 +35,7 @@ The package root, the compiled build and child processes (``engine``, ``engine.c
 - ``core.tablebase``     Syzygy and Gaviota tables: root moves and tree probes.
 - ``core.timeman``       limits + clock -> deadlines, and when to stop deepening (pure).
 - ``core.tt``            bounded transposition table.
+- ``core.tunables``      the search's and clock's tunable constants (``CUTOFF_TUNE``).
 - ``core.wdl``           win/draw/loss: what a score means in games, by Cutoff's own model or
                          lichess's formula.
 - ``core.weights``       the tuned evaluation weights (engine/core/weights.json, written by the

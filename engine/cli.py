@@ -880,6 +880,12 @@ def _bench(args: argparse.Namespace) -> int:
     if not usable:
         return EXIT_USAGE
     _write_line(f"Build: {build_description()}" + (f"; network {network}" if network else ""))
+    from engine.core import tunables
+
+    if tunables.TUNED:
+        # Not the signature's constants: a different node count is expected.
+        names = ", ".join(f"{name} {v:g}" for name, v in sorted(tunables.TUNED.items()))
+        _write_line(f"Tuned ({tunables.ENV}): {names}")
     run_bench(
         depth=args.depth,
         hash_mb=args.hash,

@@ -3,8 +3,8 @@
 Responsible for nothing itself: it makes ``scripts`` a package, so that every tool
 runs as ``python -m scripts.<task>.<tool>`` from the repository root and the tools
 share code through relative imports. ``pip install .`` installs the same package as
-``cutoff_scripts`` (console scripts ``cutoff-match``, ``cutoff-epd``, ``cutoff-ladder``
-and ``cutoff-pool``).
+``cutoff_scripts`` (console scripts ``cutoff-match``, ``cutoff-epd``, ``cutoff-ladder``,
+``cutoff-pool`` and ``cutoff-tune``).
 
 Nothing here may be imported by the engine, and modules here must not change
 ``sys.path``: they import each other relatively and the engine as ``engine``.
@@ -47,12 +47,15 @@ project's standard strength test, and ``openings/``, the shipped openings):
 - ``matches.opening_lines``       opening positions (EPD or FEN lines) written as PGN games.
 - ``matches.polyglot_book``       a Polyglot book (``.bin``) from the first moves of PGN games.
 
-``tuning``: Texel tuning of the hand-written evaluation, and the WDL model's fit:
+``tuning``: Texel tuning of the hand-written evaluation, the WDL model's fit, and SPSA
+of the engine's constants:
 
 - ``tuning.make_tuning_data``     labelled positions from self-play games of a UCI engine.
 - ``tuning.tune``                 the Texel fit of the evaluation weights (numpy).
 - ``tuning.pesto``                PeSTO's tables: the fit's starting point (data only).
 - ``tuning.fit_wdl``              Cutoff's win/draw/loss model fitted to its own games.
+- ``tuning.spsa``                 ``cutoff-tune``: SPSA of the search's and clock's constants
+                                  against an outside opponent.
 
 ``training``: training data and training of the learned evaluation (issue 68):
 

@@ -62,10 +62,11 @@ from engine.core.score import INFINITE, MATE, MATE_BOUND, MAX_PLY, score_from_tt
 from engine.core.tablebase import TB_WIN_CP, Tablebases
 from engine.core.timeman import Deadlines
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TranspositionTable
+from engine.core.tunables import int_value, value
 
 ASPIRATION_MIN_DEPTH: Final = 4
 """Iterations from this depth on start with a narrow window around the last score."""
-ASPIRATION_WINDOW_CP: Final = 30
+ASPIRATION_WINDOW_CP: Final = int_value("ASPIRATION_WINDOW_CP")
 """Half-width of the first aspiration window; doubled after every failure."""
 ASPIRATION_MAX_DELTA_CP: Final = 1000
 """Past this half-width the failing side of the window opens fully."""
@@ -73,23 +74,32 @@ POLL_INTERVAL_NODES: Final = 64
 """Clock and stop flag are read once per this many nodes (a power of two)."""
 
 # Selective search: the constants of each technique (the module docstring says how
-# a match measures one).
+# a match measures one). Those read through ``int_value``/``value`` are tunable without
+# a rebuild (engine/core/tunables.py holds their defaults and ranges).
 NULL_MOVE_MIN_DEPTH: Final = 3
-NULL_MOVE_BASE_REDUCTION: Final = 3
+NULL_MOVE_BASE_REDUCTION: Final = int_value("NULL_MOVE_BASE_REDUCTION")
 """The null move is searched ``BASE + depth // 4`` plies shallower than a real move."""
 REVERSE_FUTILITY_MAX_DEPTH: Final = 6
-REVERSE_FUTILITY_MARGIN_CP: Final = 90
+REVERSE_FUTILITY_MARGIN_CP: Final = int_value("REVERSE_FUTILITY_MARGIN_CP")
 """Per ply of depth: what the opponent could win back in that many plies."""
 FUTILITY_MAX_DEPTH: Final = 3
-FUTILITY_MARGIN_CP: Final = (0, 130, 230, 330)
+FUTILITY_MARGIN_CP: Final = tuple(
+    int_value("FUTILITY_BASE_CP") + int_value("FUTILITY_PER_DEPTH_CP") * d if d else 0
+    for d in range(FUTILITY_MAX_DEPTH + 1)
+)
+"""By depth: what a quiet move must be able to gain (default 0, 130, 230, 330)."""
 LATE_MOVE_MAX_DEPTH: Final = 3
-LATE_MOVE_COUNT: Final = (0, 5, 8, 13)
-"""Moves searched (of any kind) after which quiets are skipped, by depth."""
+LATE_MOVE_COUNT: Final = tuple(
+    int(value("LATE_MOVE_BASE") + value("LATE_MOVE_PER_DEPTH_SQUARED") * d * d) if d else 0
+    for d in range(LATE_MOVE_MAX_DEPTH + 1)
+)
+"""Moves searched (of any kind) after which quiets are skipped, by depth (default 0,
+5, 8, 13)."""
 LMR_MIN_DEPTH: Final = 3
 LMR_MIN_MOVES: Final = 3
 """Moves searched before reductions start (TT move, captures and killers count)."""
-LMR_BASE: Final = 0.75
-LMR_DIVISOR: Final = 2.25
+LMR_BASE: Final = value("LMR_BASE")
+LMR_DIVISOR: Final = value("LMR_DIVISOR")
 LMR_GOOD_HISTORY: Final = 1 << 12
 """A quiet move whose history is at least this is reduced one ply less."""
 LMR_BAD_HISTORY: Final = -(1 << 12)
@@ -104,7 +114,7 @@ more than this outside the window (the other terms rarely move that far)."""
 SINGULAR_MIN_DEPTH: Final = 4
 SINGULAR_TT_DEPTH_SLACK: Final = 3
 """The TT entry must have been searched at least ``depth - SLACK`` deep."""
-SINGULAR_MARGIN_CP: Final = 8
+SINGULAR_MARGIN_CP: Final = int_value("SINGULAR_MARGIN_CP")
 """Per ply of depth: how far below the TT score the other moves must stay."""
 
 _SEE: Final[list[i64]] = list(SEE_VALUES)

@@ -37,6 +37,9 @@ Times in budgets are milliseconds relative to the moment ``go`` was read (or
 * pondering spends a little more per move, since the ponder search often
   saves the whole move.
 
+The constants read through ``int_value``/``value`` are tunable without a rebuild
+(engine/core/tunables.py holds their defaults and ranges).
+
 This module must not read the clock (callers pass the current time), touch a
 board, or do any I/O.
 """
@@ -47,17 +50,18 @@ from dataclasses import dataclass
 from typing import Optional
 
 from engine.core.limits import SearchLimits
+from engine.core.tunables import int_value, value
 
 DEFAULT_HORIZON_MOVES = 40
 """Moves assumed left in a sudden-death game without increment."""
-INCREMENT_HORIZON_MOVES = 20
+INCREMENT_HORIZON_MOVES = int_value("INCREMENT_HORIZON_MOVES")
 """Moves assumed left in a sudden-death game with an increment. The increment refills
 what each move spends, so a long game never drains the clock: with a horizon of 40,
 games at 10+0.1 ended with half the base time unused (median)."""
 MAX_HORIZON_MOVES = 50
 """movestogo is clamped to 1..this (GUIs have sent 0 and negative values)."""
 
-SUDDEN_DEATH_SOFT_CAP = 0.2
+SUDDEN_DEATH_SOFT_CAP = value("SUDDEN_DEATH_SOFT_CAP")
 """Sudden death: the optimum is at most this share of the usable clock."""
 SUDDEN_DEATH_HARD_CAP = 0.5
 """Sudden death: the hard limit is at most this share of the usable clock."""
@@ -81,8 +85,8 @@ LOW_CLOCK_SHARE = 0.0025
 it): inside the reserve the clock decays by about 1 % a move, not to zero."""
 HARD_TO_OPTIMUM_RATIO = 5.0
 """The hard limit may be up to this multiple of the optimum (when the caps allow)."""
-OPENING_SHARE = 0.6
-MIDDLEGAME_SHARE = 1.25
+OPENING_SHARE = value("OPENING_SHARE")
+MIDDLEGAME_SHARE = value("MIDDLEGAME_SHARE")
 SHARE_RAMP_MOVES = 28
 """Sudden death: the optimum's scale rises linearly from ``OPENING_SHARE`` at move 1
 to ``MIDDLEGAME_SHARE`` at move 29 and stays there (the clock's own shrinking then
@@ -99,16 +103,16 @@ PANIC_MIN_HARD_MS = 10.0
 
 MIN_SCALE = 0.5
 MAX_SCALE = 2.0
-STABLE_SCALE = 0.75
+STABLE_SCALE = value("STABLE_SCALE")
 """Soft-limit scale when the best move has not changed for a while."""
-CHANGE_SCALE = 0.5
+CHANGE_SCALE = value("CHANGE_SCALE")
 """Added per (decayed) best-move change."""
 CHANGE_DECAY = 0.5
 """Best-move changes count half as much each further iteration."""
 SCORE_DROP_CP_FOR_MAX = 100
 """A root-score drop of this many cp earns the full panic extension."""
-SCORE_DROP_MAX_EXTRA = 0.5
-SOFT_LIMIT_NEXT_ITERATION = 0.6
+SCORE_DROP_MAX_EXTRA = value("SCORE_DROP_MAX_EXTRA")
+SOFT_LIMIT_NEXT_ITERATION = value("SOFT_LIMIT_NEXT_ITERATION")
 """No new iteration once this share of the soft limit is spent: it would not finish."""
 
 

@@ -1,8 +1,9 @@
 """Engines as the runner sees them: the ``--engine`` spec and the running process.
 
-Responsible for parsing an engine spec (``cmd=... name=... dir=... option.X=...`` plus
-per-engine limits), starting an engine through python-chess's asyncio UCI protocol (in
-its own process group, with a start-up timeout and its options set), restarting,
+Responsible for parsing an engine spec (``cmd=... name=... dir=... option.X=...
+env.X=...`` plus per-engine limits), starting an engine through python-chess's
+asyncio UCI protocol (in its own process group, with its environment, a start-up
+timeout and its options set), restarting,
 quitting and killing it, and describing how it died. It must not play games or keep
 score: the game loop and the tally do that, and every fault is reported, not hidden.
 """
@@ -47,10 +48,14 @@ class EngineSpec:
     workdir: Optional[str] = None
     options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables set for this engine's process (``env.NAME=value``): how
+    ``cutoff-tune`` hands each engine its constants (``CUTOFF_TUNE``)."""
 
 
 def parse_engine_spec(text: str, defaults: Limits) -> EngineSpec:
-    """Parse ``cmd=... name=... dir=... option.Name=value tc=... st=... depth=N nodes=N``.
+    """Parse ``cmd=... name=... dir=... option.Name=value env.NAME=value tc=... st=...
+    depth=N nodes=N``.
 
     Tokens are split like a shell line, so ``cmd='python -m engine'`` keeps its spaces.
     A string without any ``cmd=`` token is the command itself.
@@ -78,6 +83,8 @@ def parse_engine_spec(text: str, defaults: Limits) -> EngineSpec:
             spec.workdir = value
         elif key.startswith("option."):
             spec.options[key[len("option.") :]] = value
+        elif key.startswith("env.") and len(key) > len("env."):
+            spec.env[key[len("env.") :]] = value
         elif key == "tc":
             tc = parse_tc(value)
         elif key in ("st", "movetime"):
@@ -134,8 +141,13 @@ class EngineProcess:
         try:
             # setpgrp: a Ctrl-C in the terminal goes to the whole foreground process
             # group; the runner ends its engines itself, after recording the games.
+            env = {**os.environ, **self.spec.env} if self.spec.env else None
             transport, protocol = await _RecordingUciProtocol.popen(
-                self.spec.command, cwd=self.spec.workdir, stderr=subprocess.PIPE, setpgrp=True
+                self.spec.command,
+                cwd=self.spec.workdir,
+                env=env,
+                stderr=subprocess.PIPE,
+                setpgrp=True,
             )
         except OSError as err:
             raise MatchError(f"{what} cannot be started: {err.strerror or err}") from None

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play a match between two UCI engines in colour-swapped pairs; report "
         "W/D/L, Elo with a 95% interval, LOS, pentanomial counts and an optional SPRT.",
         epilog="Engine spec: \"cmd='python -m engine' name=dev dir=../base option.Hash=64 "
-        'tc=10+0.1 st=0.1 depth=3 nodes=20000" (per-engine limits override the global ones).',
+        'env.CUTOFF_TUNE=t.json tc=10+0.1 st=0.1 depth=3 nodes=20000" (per-engine limits '
+        "override the global ones; env.NAME sets an environment variable of the engine).",
     )
     parser.add_argument(
         "--engine",

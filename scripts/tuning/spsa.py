@@ -1,0 +1,403 @@
+"""SPSA over Cutoff's tunable constants, against a fixed outside opponent.
+
+Usage: python -m scripts.tuning.spsa --engine SPEC --params NAME [NAME ...]
+       [--opponent SPEC] [--iterations N] [--out DIR] [--resume] [--plot FILE]
+       [--seed S] [--rate R] [cutoff-match options]  (installed: cutoff-tune ...)
+
+Simultaneous perturbation stochastic approximation, as engine testing frameworks run
+it: at iteration k every constant ``i`` is moved by ``+c_k,i`` or ``-c_k,i`` at once
+(a random sign ``d_i`` each), the engine with the ``+`` set and the engine with the
+``-`` set each play the same colour-swapped pairs against the opponent (by default
+Stockfish at ``UCI_Elo`` 2000), and every constant moves towards the better side:
+
+    theta_i += a_k * c_k,i * d_i * (score_plus - score_minus)
+
+with ``c_k,i = step_i / (k + 1) ** 0.101`` and ``a_k = rate * (A + 1) ** 0.602 / (A +
+k + 1) ** 0.602``, ``A`` a tenth of the iterations (Spall's exponents). Scores are
+fractions of the points. The constants, their defaults, ranges and steps are the
+engine's own (engine/core/tunables.py); each engine reads its set from a JSON file
+named by ``CUTOFF_TUNE`` (an ``env.`` token added to ``--engine``), so nothing is
+rebuilt and the compiled build is tuned as it plays.
+
+Each iteration's games are one ``cutoff-match`` per side (everything that is not
+listed here passes through to it: ``--tc``/``--nodes``, ``--rounds``, ``--openings``,
+``--concurrency``, ``--scheduler`` for Dask, adjudication), with openings drawn from
+``--seed`` and the iteration's number, the same for both sides. After every
+iteration ``DIR/spsa.json`` holds the settings, the constants and the history;
+``--resume`` goes on from it after an interruption (the iteration that was playing
+is played again), and ``DIR/tuned.json`` holds the constants so far, ready for
+``CUTOFF_TUNE``. ``--plot FILE`` draws each constant over the iterations.
+
+This module only builds the matches' command lines, reads their summaries and keeps
+the tuner's state: games and statistics are the match runner's, the constants the
+engine's. Exit status: 0 done, 1 bad input or a match that could not be played,
+130/143 interrupted (the finished iterations are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import math
+import os
+import random
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from engine.analysis.outputs import (
+    PLOT,
+    Kind,
+    json_kind,
+    overwrite_problem,
+    replace_problem,
+)
+from engine.analysis.plots import plot_file, save_figure
+from engine.core.tunables import ENV, TUNABLES, Tunable
+
+from ..matches import match
+from ..matches.ladder import STOCKFISH
+from ..matches.match_pgn import MATCH_PGN
+from ..matches.tally import SUMMARY
+
+PROG = "cutoff-tune"
+DEFAULT_OPPONENT = (
+    f"cmd={STOCKFISH} name=Stockfish option.UCI_LimitStrength=true option.UCI_Elo=2000"
+)
+OWN_OPTIONS = ("--pgn", "--json", "--engine", "--seed", "--order", "--games", "--sprt")
+"""Match options the tuner sets itself for every match."""
+ALPHA = 0.602
+GAMMA = 0.101
+STATE = json_kind("a cutoff-tune state", ("settings", "theta", "history"))
+
+
+def _constants_kind() -> Kind:
+    """The tuner's files of constants: a JSON object of tunable names and numbers."""
+
+    def ours(path: Path) -> bool:
+        try:
+            data = json.loads(path.read_bytes())
+        except ValueError:
+            return False
+        return isinstance(data, dict) and bool(data) and set(data) <= set(TUNABLES)
+
+    return Kind("a file of cutoff-tune's constants", ours)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Tune Cutoff's constants by SPSA against a fixed opponent. Options not listed "
+            "here go to every match (see cutoff-match --help): give a limit (--tc or "
+            "--nodes), --rounds (game pairs per side and iteration) and --openings."
+        ),
+    )
+    parser.add_argument(
+        "--engine", required=True, metavar="SPEC", help="Cutoff, as cutoff-match takes it"
+    )
+    parser.add_argument(
+        "--params",
+        nargs="+",
+        required=True,
+        metavar="NAME",
+        help=f"the constants to tune (any of: {', '.join(TUNABLES)}), or 'all'",
+    )
+    parser.add_argument(
+        "--opponent",
+        default=DEFAULT_OPPONENT,
+        metavar="SPEC",
+        help="the fixed opponent (default: Stockfish at UCI_Elo 2000)",
+    )
+    parser.add_argument("--iterations", type=int, default=200, help="SPSA iterations (200)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=1.0,
+        help="a_0: a full point's difference moves a constant by rate x its step (1.0)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="signs and openings (1)")
+    parser.add_argument("--out", default="spsa", help="folder for the state (default spsa)")
+    parser.add_argument("--resume", action="store_true", help="go on from DIR/spsa.json")
+    parser.add_argument(
+        "--plot", metavar="FILE", help="each constant over the iterations (needs matplotlib)"
+    )
+    return parser
+
+
+def _params(names: Sequence[str]) -> list[Tunable] | str:
+    """The named tunables, or why not."""
+    if list(names) == ["all"]:
+        return list(TUNABLES.values())
+    unknown = [name for name in names if name not in TUNABLES]
+    if unknown:
+        return f"no tunable constant {unknown[0]!r} (known: {', '.join(TUNABLES)})"
+    if len(set(names)) != len(names):
+        return "a constant is named twice in --params"
+    return [TUNABLES[name] for name in names]
+
+
+def gains(k: int, iterations: int, rate: float) -> tuple[float, float]:
+    """(a_k, the factor of each step that gives c_k) at iteration ``k`` (from 0)."""
+    big_a = iterations / 10
+    a_k = rate * (big_a + 1) ** ALPHA / (big_a + k + 1) ** ALPHA
+    return a_k, 1.0 / (k + 1) ** GAMMA
+
+
+def perturbation(seed: int, k: int, count: int) -> list[int]:
+    """The signs of iteration ``k``: the same for a resumed run."""
+    generator = random.Random(seed * 1_000_003 + k)
+    return [generator.choice((-1, 1)) for _ in range(count)]
+
+
+def updated(
+    theta: dict[str, float],
+    params: Sequence[Tunable],
+    signs: Sequence[int],
+    a_k: float,
+    c_factor: float,
+    difference: float,
+) -> dict[str, float]:
+    """The constants after an iteration whose ``+`` side scored ``difference`` (a
+    fraction of the points) more than its ``-`` side; kept in their ranges."""
+    new = dict(theta)
+    for tunable, sign in zip(params, signs):
+        step = a_k * tunable.step * c_factor * sign * difference
+        new[tunable.name] = min(tunable.high, max(tunable.low, theta[tunable.name] + step))
+    return new
+
+
+def sides(
+    theta: dict[str, float], params: Sequence[Tunable], signs: Sequence[int], c_factor: float
+) -> dict[str, dict[str, float]]:
+    """The constants of the ``plus`` and ``minus`` engines (the engine clamps and rounds
+    them as it reads them: engine/core/tunables.py)."""
+    return {
+        side: {
+            t.name: min(t.high, max(t.low, theta[t.name] + sign * s * t.step * c_factor))
+            for t, s in zip(params, signs)
+        }
+        for side, sign in (("plus", 1), ("minus", -1))
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """Written whole or not at all: an interruption leaves the previous file."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _score(summary: dict[str, Any]) -> float:
+    """The tuned engine's score (a fraction of the points) in a match summary."""
+    return float(summary["engines"][0]["score"])
+
+
+def plot_history(state: dict[str, Any], path: str) -> None:
+    """Each constant over the iterations, as a share of its range (0 its low end, 1
+    its high end), from its default at iteration 0."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(state["theta"])
+    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    iterations = [0] + [row["iteration"] + 1 for row in state["history"]]
+    for name in names:
+        tunable = TUNABLES[name]
+        span = tunable.high - tunable.low
+        values = [state["start"][name]] + [row["theta"][name] for row in state["history"]]
+        axes.plot(iterations, [(v - tunable.low) / span for v in values], label=name)
+    axes.set_xlabel("iteration")
+    axes.set_ylabel("value, as a share of its range")
+    axes.set_ylim(0, 1)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="best")
+    axes.set_title(f"cutoff-tune: {len(names)} constants, {len(state['history'])} iterations")
+    figure.tight_layout()
+    save_figure(figure, path)
+    plt.close(figure)
+
+
+EXECUTION_OPTIONS = ("--concurrency", "--scheduler")
+"""Match options that say where the games run, not which games: a resumed run may
+change them (more cores, a cluster)."""
+
+
+def _game_options(passthrough: Sequence[str]) -> list[str]:
+    """The match options without EXECUTION_OPTIONS and their values."""
+    kept: list[str] = []
+    skip = False
+    for option in passthrough:
+        if skip:
+            skip = False
+            continue
+        name = option.split("=", 1)[0]
+        if name in EXECUTION_OPTIONS:
+            skip = "=" not in option
+            continue
+        kept.append(option)
+    return kept
+
+
+def _progress(k: int, total: int, plus: float, minus: float, theta: dict[str, float]) -> str:
+    shown = " ".join(f"{name} {value:.3g}" for name, value in theta.items())
+    return f"[{k + 1}/{total}] plus {plus:.1%} minus {minus:.1%} | {shown}"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Tune as the arguments say; the exit status (module docstring)."""
+    args, passthrough = build_parser().parse_known_args(argv)
+    for option in passthrough:
+        if option.split("=", 1)[0] in OWN_OPTIONS:
+            print(f"{PROG}: error: {option.split('=', 1)[0]} is set by the tuner", file=sys.stderr)
+            return 1
+    params = _params(args.params)
+    if isinstance(params, str):
+        print(f"{PROG}: error: {params}", file=sys.stderr)
+        return 1
+    if args.iterations < 1 or not math.isfinite(args.rate) or args.rate <= 0:
+        print(f"{PROG}: error: --iterations and --rate must be positive", file=sys.stderr)
+        return 1
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        print(
+            f"{PROG}: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
+            file=sys.stderr,
+        )
+        return 1
+    names = [t.name for t in params]
+    out = Path(args.out)
+    state_path, tuned_path = out / "spsa.json", out / "tuned.json"
+    constants = _constants_kind()
+    kinds = {"spsa.json": STATE, "tuned.json": constants}
+    for side in ("plus", "minus"):
+        kinds |= {f"{side}.pgn": MATCH_PGN, f"{side}.json": SUMMARY}
+        kinds[f"{side}-constants.json"] = constants
+    plot = None if args.plot is None else plot_file(args.plot)
+    outputs: list[tuple[str, Optional[Path], Kind]] = [
+        ("--out", out / name, kind) for name, kind in kinds.items()
+    ]
+    problem = overwrite_problem(
+        [(option, path) for option, path, _ in outputs] + [("--plot", plot)], []
+    ) or replace_problem([*outputs, ("--plot", plot, PLOT)])
+    if problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 1
+    settings = {
+        "engine": args.engine,
+        "opponent": args.opponent,
+        "params": names,
+        "iterations": args.iterations,
+        "rate": args.rate,
+        "seed": args.seed,
+        "match": _game_options(passthrough),
+    }
+    state: dict[str, Any]
+    if state_path.exists() and state_path.stat().st_size:
+        if not args.resume:
+            print(
+                f"{PROG}: error: {state_path} holds a run: --resume to go on, or another --out",
+                file=sys.stderr,
+            )
+            return 1
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+        changed = [key for key, value in settings.items() if state["settings"].get(key) != value]
+        if changed and changed != ["iterations"]:
+            print(
+                f"{PROG}: error: --resume with other settings than {state_path} "
+                f"({', '.join(changed)})",
+                file=sys.stderr,
+            )
+            return 1
+        state["settings"]["iterations"] = args.iterations
+    else:
+        start = {t.name: t.default for t in params}
+        state = {"settings": settings, "start": start, "theta": dict(start), "history": []}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"{PROG}: error: cannot create {str(out)!r}: {err.strerror}", file=sys.stderr)
+        return 1
+    _write_json(state_path, state)
+    _write_json(tuned_path, state["theta"])
+    for k in range(len(state["history"]), args.iterations):
+        theta = state["theta"]
+        signs = perturbation(args.seed, k, len(params))
+        a_k, c_factor = gains(k, args.iterations, args.rate)
+        scores: dict[str, float] = {}
+        for side, values in sides(theta, params, signs, c_factor).items():
+            file = out / f"{side}-constants.json"
+            _write_json(file, values)
+            engine = f"{args.engine} name={side} env.{ENV}={shlex.quote(str(file.resolve()))}"
+            # Every iteration's games are added to one PGN per side; the summary is
+            # this match's alone.
+            pgn, summary_path = out / f"{side}.pgn", out / f"{side}.json"
+            summary_path.unlink(missing_ok=True)
+            with contextlib.redirect_stdout(io.StringIO()):  # its summary: in the file
+                status = match.main(
+                    [
+                        "--engine",
+                        engine,
+                        "--engine",
+                        args.opponent,
+                        *passthrough,
+                        "--order",
+                        "random",
+                        "--seed",
+                        str(args.seed * 100_003 + k),
+                        "--quiet",
+                        "--pgn",
+                        str(pgn),
+                        "--json",
+                        str(summary_path),
+                    ]
+                )
+            if status == 1:
+                print(
+                    f"{PROG}: iteration {k + 1}: the {side} match could not be played",
+                    file=sys.stderr,
+                )
+                return 1
+            if status not in (0, 2):
+                print(
+                    f"{PROG}: interrupted in iteration {k + 1}; --resume goes on", file=sys.stderr
+                )
+                return status
+            try:
+                scores[side] = _score(json.loads(summary_path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError) as err:
+                print(f"{PROG}: error: no summary in {summary_path}: {err}", file=sys.stderr)
+                return 1
+        difference = scores["plus"] - scores["minus"]
+        state["theta"] = updated(theta, params, signs, a_k, c_factor, difference)
+        state["history"].append(
+            {
+                "iteration": k,
+                "signs": signs,
+                "a": a_k,
+                "c_factor": c_factor,
+                "plus": scores["plus"],
+                "minus": scores["minus"],
+                "theta": state["theta"],
+            }
+        )
+        _write_json(state_path, state)
+        _write_json(tuned_path, state["theta"])
+        if args.plot:
+            plot_history(state, args.plot)
+        print(
+            _progress(k, args.iterations, scores["plus"], scores["minus"], state["theta"]),
+            flush=True,
+        )
+    print(f"{PROG}: {len(state['history'])} iterations; the constants: {tuned_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
