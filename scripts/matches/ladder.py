@@ -34,7 +34,6 @@ are kept and summarised).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import shutil
@@ -45,18 +44,12 @@ from typing import Any, Optional
 
 import chess
 
-from engine.analysis.outputs import (
-    PLOT,
-    Kind,
-    json_kind,
-    overwrite_problem,
-    replace_problem,
-    text_kind,
-)
-from engine.analysis.plots import plot_file, save_figure
+from engine.analysis.outputs import Kind, json_kind, text_kind
+from engine.analysis.plots import save_figure
 
 from ..speed import yardstick
 from . import elo, match
+from .drivers import outputs_problem, own_option_problem
 from .errors import MatchError
 from .match_pgn import MATCH_PGN
 from .tally import SUMMARY
@@ -312,17 +305,6 @@ def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> None:
         plot_ladder(summary, plot)
 
 
-def _openings(passthrough: Sequence[str]) -> list[str]:
-    """The openings files named in the options passed to every match."""
-    files = []
-    for index, option in enumerate(passthrough):
-        if option == "--openings" and index + 1 < len(passthrough):
-            files.append(passthrough[index + 1])
-        elif option.startswith("--openings="):
-            files.append(option.split("=", 1)[1])
-    return files
-
-
 def _host_yardstick(
     args: argparse.Namespace, passthrough: Sequence[str], out: Path
 ) -> dict[str, Any] | str:
@@ -369,18 +351,8 @@ def _host_yardstick(
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Play the ladder the arguments describe; the exit status (module docstring)."""
     args, passthrough = build_parser().parse_known_args(argv)
-    for option in passthrough:
-        if option.split("=", 1)[0] in OWN_OPTIONS:
-            print(f"{PROG}: error: {option.split('=', 1)[0]} is set per level", file=sys.stderr)
-            return 1
     if "{elo}" not in args.opponent:
         print(f"{PROG}: error: --opponent needs {{elo}} where the level goes", file=sys.stderr)
-        return 1
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        print(
-            f"{PROG}: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
-            file=sys.stderr,
-        )
         return 1
     out = Path(args.out)
     # Every file the ladder writes (or deletes, for a level played again), checked
@@ -390,11 +362,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for level in dict.fromkeys(args.levels):
         kinds |= {f"{level}.pgn": MATCH_PGN, f"{level}.json": SUMMARY}
     kinds |= {"ladder.json": LADDER, "ladder.md": TABLE}
-    plot = None if args.plot is None else plot_file(args.plot)
-    problem = overwrite_problem(
-        [*(("--out", out / name) for name in kinds), ("--plot", plot)], _openings(passthrough)
-    ) or replace_problem(
-        [*(("--out", out / name, kind) for name, kind in kinds.items()), ("--plot", plot, PLOT)]
+    problem = own_option_problem(passthrough, OWN_OPTIONS, "is set per level") or outputs_problem(
+        out, kinds, args.plot, passthrough
     )
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import math
@@ -50,17 +49,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import (
-    PLOT,
-    Kind,
-    json_kind,
-    overwrite_problem,
-    replace_problem,
-)
-from engine.analysis.plots import plot_file, save_figure
+from engine.analysis.outputs import Kind, json_kind
+from engine.analysis.plots import save_figure
 from engine.core.tunables import ENV, TUNABLES, Tunable
 
 from ..matches import match
+from ..matches.drivers import outputs_problem, own_option_problem
 from ..matches.ladder import STOCKFISH
 from ..matches.match_pgn import MATCH_PGN
 from ..matches.tally import SUMMARY
@@ -254,22 +248,12 @@ def _progress(k: int, total: int, plus: float, minus: float, theta: dict[str, fl
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Tune as the arguments say; the exit status (module docstring)."""
     args, passthrough = build_parser().parse_known_args(argv)
-    for option in passthrough:
-        if option.split("=", 1)[0] in OWN_OPTIONS:
-            print(f"{PROG}: error: {option.split('=', 1)[0]} is set by the tuner", file=sys.stderr)
-            return 1
     params = _params(args.params)
     if isinstance(params, str):
         print(f"{PROG}: error: {params}", file=sys.stderr)
         return 1
     if args.iterations < 1 or not math.isfinite(args.rate) or args.rate <= 0:
         print(f"{PROG}: error: --iterations and --rate must be positive", file=sys.stderr)
-        return 1
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        print(
-            f"{PROG}: error: --plot needs matplotlib: pip install 'cutoff-chess[plot]'",
-            file=sys.stderr,
-        )
         return 1
     names = [t.name for t in params]
     out = Path(args.out)
@@ -279,13 +263,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for side in ("plus", "minus"):
         kinds |= {f"{side}.pgn": MATCH_PGN, f"{side}.json": SUMMARY}
         kinds[f"{side}-constants.json"] = constants
-    plot = None if args.plot is None else plot_file(args.plot)
-    outputs: list[tuple[str, Optional[Path], Kind]] = [
-        ("--out", out / name, kind) for name, kind in kinds.items()
-    ]
-    problem = overwrite_problem(
-        [(option, path) for option, path, _ in outputs] + [("--plot", plot)], []
-    ) or replace_problem([*outputs, ("--plot", plot, PLOT)])
+    problem = own_option_problem(
+        passthrough, OWN_OPTIONS, "is set by the tuner"
+    ) or outputs_problem(out, kinds, args.plot, passthrough)
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 1

@@ -1,0 +1,59 @@
+"""What the tools that play one ``cutoff-match`` after another share (``cutoff-ladder``,
+``cutoff-tune``): the checks made before the first match.
+
+Responsible for refusing match options the tool sets itself, finding the openings
+files passed through to every match, and checking every file the tool will write into
+its output folder (and its plot) before the first one is touched: none may be one of
+the openings or another output, and an existing one must be that tool's own file of
+that kind. It must not start matches or write files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Optional
+
+from engine.analysis.outputs import PLOT, Kind, overwrite_problem, replace_problem
+from engine.analysis.plots import plot_file
+
+
+def own_option_problem(passthrough: Sequence[str], own: Sequence[str], why: str) -> Optional[str]:
+    """Why one of ``passthrough`` (options for every match) is one of ``own``, the
+    options the tool sets itself (``why`` says how), or None."""
+    for option in passthrough:
+        name = option.split("=", 1)[0]
+        if name in own:
+            return f"{name} {why}"
+    return None
+
+
+def openings_passed(passthrough: Sequence[str]) -> list[str]:
+    """The openings files named in the options passed to every match."""
+    files = []
+    for index, option in enumerate(passthrough):
+        if option == "--openings" and index + 1 < len(passthrough):
+            files.append(passthrough[index + 1])
+        elif option.startswith("--openings="):
+            files.append(option.split("=", 1)[1])
+    return files
+
+
+def outputs_problem(
+    out: Path, kinds: Mapping[str, Kind], plot: Optional[str], passthrough: Sequence[str]
+) -> Optional[str]:
+    """Why the tool cannot write the files ``kinds`` names in ``out`` and the plot
+    (``--plot``, which needs matplotlib), as one line; None when it can."""
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        return "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
+    plot_path = None if plot is None else plot_file(plot)
+    return overwrite_problem(
+        [*(("--out", out / name) for name in kinds), ("--plot", plot_path)],
+        openings_passed(passthrough),
+    ) or replace_problem(
+        [
+            *(("--out", out / name, kind) for name, kind in kinds.items()),
+            ("--plot", plot_path, PLOT),
+        ]
+    )
