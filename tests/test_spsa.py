@@ -212,3 +212,4 @@ def test_a_tiny_run_then_a_resume(tmp_path: Path) -> None:
         timeout=120,
     )
     assert other.returncode == 1 and "other settings" in other.stderr
+    assert "(opponent, params, match)" in other.stderr  # not the engine: its place may change

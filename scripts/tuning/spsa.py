@@ -219,6 +219,9 @@ def plot_history(state: dict[str, Any], path: str) -> None:
     plt.close(figure)
 
 
+RESUME_MAY_CHANGE = ("iterations", "engine")
+"""Settings a resumed run may change: a longer run, and the engine's place (the same
+build on another machine or folder; said on stderr)."""
 EXECUTION_OPTIONS = ("--concurrency", "--scheduler")
 """Match options that say where the games run, not which games: a resumed run may
 change them (more cores, a cluster)."""
@@ -288,14 +291,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
         state = json.loads(state_path.read_text(encoding="utf-8"))
         changed = [key for key, value in settings.items() if state["settings"].get(key) != value]
-        if changed and changed != ["iterations"]:
+        refused = [key for key in changed if key not in RESUME_MAY_CHANGE]
+        if refused:
             print(
                 f"{PROG}: error: --resume with other settings than {state_path} "
-                f"({', '.join(changed)})",
+                f"({', '.join(refused)})",
                 file=sys.stderr,
             )
             return 1
-        state["settings"]["iterations"] = args.iterations
+        if "engine" in changed:
+            print(
+                f"{PROG}: --resume: the engine is now {args.engine!r} "
+                f"(was {state['settings']['engine']!r})",
+                file=sys.stderr,
+            )
+        state["settings"].update(iterations=args.iterations, engine=args.engine)
     else:
         start = {t.name: t.default for t in params}
         state = {"settings": settings, "start": start, "theta": dict(start), "history": []}
