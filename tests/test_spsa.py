@@ -9,6 +9,7 @@ entry points: ``cutoff bench`` and a started engine process.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from scripts.tuning import spsa
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENINGS = ROOT / "scripts" / "matches" / "openings" / "noob3_500.epd"
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
 def test_defaults_are_the_engines_constants() -> None:
@@ -179,8 +181,11 @@ def _tune(out: Path, iterations: int, *extra: str) -> subprocess.CompletedProces
 
 def test_a_tiny_run_then_a_resume(tmp_path: Path) -> None:
     out = tmp_path / "spsa"
-    first = _tune(out, 1)
+    plot = ("--plot", str(tmp_path / "spsa.png")) if HAS_MATPLOTLIB else ()
+    first = _tune(out, 1, *plot)
     assert first.returncode == 0, first.stdout + first.stderr
+    if HAS_MATPLOTLIB:
+        assert (tmp_path / "spsa.png").read_bytes().startswith(b"\x89PNG")
     assert "[1/1] plus " in first.stdout
     state = json.loads((out / "spsa.json").read_text())
     assert [row["iteration"] for row in state["history"]] == [0]

@@ -193,27 +193,39 @@ def _score(summary: dict[str, Any]) -> float:
 
 
 def plot_history(state: dict[str, Any], path: str) -> None:
-    """Each constant over the iterations, as a share of its range (0 its low end, 1
-    its high end), from its default at iteration 0."""
+    """One small panel per constant: its value over the iterations, in its own units
+    and range, with its default dashed. A constant has settled when its line stops
+    drifting and wanders within a step or two."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     names = list(state["theta"])
-    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    columns = min(3, len(names))
+    rows = -(-len(names) // columns)
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(3.2 * columns, 1.9 * rows), dpi=100, squeeze=False
+    )
     iterations = [0] + [row["iteration"] + 1 for row in state["history"]]
-    for name in names:
+    for index, ax in enumerate(axes.flat):
+        if index >= len(names):
+            ax.set_visible(False)
+            continue
+        name = names[index]
         tunable = TUNABLES[name]
-        span = tunable.high - tunable.low
         values = [state["start"][name]] + [row["theta"][name] for row in state["history"]]
-        axes.plot(iterations, [(v - tunable.low) / span for v in values], label=name)
-    axes.set_xlabel("iteration")
-    axes.set_ylabel("value, as a share of its range")
-    axes.set_ylim(0, 1)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, loc="best")
-    axes.set_title(f"cutoff-tune: {len(names)} constants, {len(state['history'])} iterations")
+        ax.plot(iterations, values, linewidth=1.2)
+        ax.axhline(tunable.default, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_ylim(tunable.low, tunable.high)
+        ax.set_title(name, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    figure.suptitle(
+        f"cutoff-tune: {len(names)} constants over {len(state['history'])} iterations "
+        "(dashed: the default)",
+        fontsize=10,
+    )
     figure.tight_layout()
     save_figure(figure, path)
     plt.close(figure)
