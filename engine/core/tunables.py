@@ -44,9 +44,13 @@ class Tunable:
     """The module that uses it (``search``, ``timeman``)."""
     doc: str
 
+    def within(self, value: float) -> float:
+        """``value`` moved into the range (a tuner's real-valued point)."""
+        return min(self.high, max(self.low, value))
+
     def clamp(self, value: float) -> float:
         """``value`` inside the range, rounded when the constant is an integer."""
-        value = min(self.high, max(self.low, value))
+        value = self.within(value)
         return float(round(value)) if self.integer else value
 
 

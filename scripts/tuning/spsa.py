@@ -162,7 +162,7 @@ def updated(
     new = dict(theta)
     for tunable, sign in zip(params, signs):
         step = a_k * tunable.step * c_factor * sign * difference
-        new[tunable.name] = min(tunable.high, max(tunable.low, theta[tunable.name] + step))
+        new[tunable.name] = tunable.within(theta[tunable.name] + step)
     return new
 
 
@@ -173,7 +173,7 @@ def sides(
     them as it reads them: engine/core/tunables.py)."""
     return {
         side: {
-            t.name: min(t.high, max(t.low, theta[t.name] + sign * s * t.step * c_factor))
+            t.name: t.within(theta[t.name] + sign * s * t.step * c_factor)
             for t, s in zip(params, signs)
         }
         for side, sign in (("plus", 1), ("minus", -1))
