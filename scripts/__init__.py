@@ -57,6 +57,8 @@ of the engine's constants:
 - ``tuning.fit_wdl``              Cutoff's win/draw/loss model fitted to its own games.
 - ``tuning.spsa``                 ``cutoff-tune``: SPSA of the search's and clock's constants
                                   against an outside opponent.
+- ``tuning.spsa_history``         ``cutoff-tune report``: a run's constants against the
+                                  games' noise, whether they settled, its plot.
 
 ``training``: training data and training of the learned evaluation (issue 68):
 

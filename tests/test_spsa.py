@@ -21,7 +21,7 @@ import pytest
 from engine.core import tunables
 from scripts.matches.engines import EngineProcess, parse_engine_spec
 from scripts.matches.time_controls import Limits
-from scripts.tuning import spsa
+from scripts.tuning import spsa, spsa_history
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENINGS = ROOT / "scripts" / "matches" / "openings" / "noob3_500.epd"
@@ -143,6 +143,67 @@ def test_an_iteration_moves_the_constants_towards_the_better_side() -> None:
     # Gains shrink; signs are reproducible for a resumed run.
     assert spsa.gains(50, 100, 1.0)[0] < a_k and spsa.gains(50, 100, 1.0)[1] < 1.0
     assert spsa.perturbation(3, 7, 5) == spsa.perturbation(3, 7, 5)
+    # --step-scale perturbs (and moves) by that many steps.
+    assert spsa.gains(0, 100, 1.0, 3.0) == (a_k, 3.0)
+
+
+def _synthetic_run(iterations: int, scale: float, effect: float) -> dict[str, object]:
+    """A run of two constants through the tuner's own update, where the + side's
+    score advantage is ``effect`` times LMR_BASE's sign plus game noise; the other
+    constant changes nothing."""
+    import random
+
+    params = [tunables.TUNABLES["LMR_BASE"], tunables.TUNABLES["ASPIRATION_WINDOW_CP"]]
+    start = {t.name: t.default for t in params}
+    state: dict[str, object] = {
+        "settings": {"iterations": iterations, "step_scale": scale},
+        "start": start,
+        "theta": dict(start),
+        "history": [],
+    }
+    noise = random.Random(5)
+    history: list[dict[str, object]] = []
+    theta = dict(start)
+    for k in range(iterations):
+        signs = spsa.perturbation(1, k, 2)
+        a_k, c_factor = spsa.gains(k, iterations, 1.0, scale)
+        difference = effect * signs[0] + noise.gauss(0.0, 0.3)
+        plus = 0.6 + difference / 2
+        theta = spsa.updated(theta, params, signs, a_k, c_factor, difference)
+        history.append(
+            {
+                "iteration": k,
+                "signs": signs,
+                "a": a_k,
+                "c_factor": c_factor,
+                "plus": plus,
+                "minus": plus - difference,
+                "theta": theta,
+            }
+        )
+    state["theta"], state["history"] = theta, history
+    return state
+
+
+def test_the_report_tells_a_constant_that_matters_from_noise() -> None:
+    state = _synthetic_run(300, 1.0, 0.1)
+    rows = {row.name: row for row in spsa_history.movements(state)}
+    assert rows["LMR_BASE"].z > 2.5 and rows["LMR_BASE"].steps > 2
+    assert abs(rows["ASPIRATION_WINDOW_CP"].z) < 2
+    assert spsa_history.kept(state) == {"LMR_BASE": rows["LMR_BASE"].value}
+    lines = spsa_history.report_lines(state)
+    assert "beyond noise (|z| >= 2): LMR_BASE;" in lines[-2]
+    # Nothing is beyond noise when nothing matters, and the run says what it could see.
+    quiet = _synthetic_run(300, 1.0, 0.0)
+    assert spsa_history.kept(quiet) == {}
+    floor = spsa_history.detectable_elo_per_step(quiet)
+    assert 5 < floor < 60
+    # Three times the perturbation: the same games see a third of the effect per step.
+    wide = _synthetic_run(300, 3.0, 0.0)
+    assert spsa_history.detectable_elo_per_step(wide) == pytest.approx(floor / 3, rel=0.05)
+    # A short run sees little, and before any game nothing.
+    assert spsa_history.detectable_elo_per_step(_synthetic_run(30, 1.0, 0.0)) > floor
+    assert spsa_history.detectable_elo_per_step(_synthetic_run(0, 1.0, 0.0)) == float("inf")
 
 
 def _tune(out: Path, iterations: int, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -196,9 +257,13 @@ def test_a_tiny_run_then_a_resume(tmp_path: Path) -> None:
     # A second run without --resume would lose the first: refused.
     again = _tune(out, 2)
     assert again.returncode == 1 and "--resume" in again.stderr
+    # A state from before --step-scale existed ran with 1: it resumes.
+    state["settings"].pop("step_scale")
+    (out / "spsa.json").write_text(json.dumps(state))
     resumed = _tune(out, 2, "--resume", "--concurrency", "1")  # where games run may change
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "[2/2] plus " in resumed.stdout and "[1/2]" not in resumed.stdout
+    assert "beyond noise (|z| >= 2): " in resumed.stdout  # the report ends the run
     state = json.loads((out / "spsa.json").read_text())
     assert [row["iteration"] for row in state["history"]] == [0, 1]
     # Every game of every iteration is kept, each side against the opponent.
@@ -218,3 +283,31 @@ def test_a_tiny_run_then_a_resume(tmp_path: Path) -> None:
     )
     assert other.returncode == 1 and "other settings" in other.stderr
     assert "(opponent, params, match)" in other.stderr  # not the engine: its place may change
+    wider = _tune(out, 2, "--resume", "--step-scale", "2")
+    assert wider.returncode == 1 and "(step_scale)" in wider.stderr
+    # The report, through cutoff-tune's entry: the table, the JSON, the constants kept.
+    keep = tmp_path / "kept.json"
+    report = _report(out, "--keep", str(keep), "--json")
+    assert report.returncode == 0, report.stderr
+    table = json.loads(report.stdout)
+    assert table["iterations"] == 2
+    assert [row["name"] for row in table["constants"]] == ["LMR_BASE", "REVERSE_FUTILITY_MARGIN_CP"]
+    kept = json.loads(keep.read_text())
+    assert set(kept) <= {"LMR_BASE", "REVERSE_FUTILITY_MARGIN_CP"}
+    # --keep never replaces a file that is not a file of constants.
+    keep.write_text("my notes\n")
+    refused = _report(out, "--keep", str(keep))
+    assert refused.returncode == 1 and "is not a file of cutoff-tune's constants" in refused.stderr
+    assert keep.read_text() == "my notes\n"
+    missing = _report(tmp_path / "nothing")
+    assert missing.returncode == 1 and "spsa.json" in missing.stderr
+
+
+def _report(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scripts.tuning.spsa", "report", str(out), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

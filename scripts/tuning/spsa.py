@@ -3,6 +3,7 @@
 Usage: python -m scripts.tuning.spsa --engine SPEC --params NAME [NAME ...]
        [--opponent SPEC] [--iterations N] [--out DIR] [--resume] [--plot FILE]
        [--seed S] [--rate R] [cutoff-match options]  (installed: cutoff-tune ...)
+       python -m scripts.tuning.spsa report DIR [--plot FILE] [--keep FILE] [--min-z Z]
 
 Simultaneous perturbation stochastic approximation, as engine testing frameworks run
 it: at iteration k every constant ``i`` is moved by ``+c_k,i`` or ``-c_k,i`` at once
@@ -12,8 +13,9 @@ Stockfish at ``UCI_Elo`` 2000), and every constant moves towards the better side
 
     theta_i += a_k * c_k,i * d_i * (score_plus - score_minus)
 
-with ``c_k,i = step_i / (k + 1) ** 0.101`` and ``a_k = rate * (A + 1) ** 0.602 / (A +
-k + 1) ** 0.602``, ``A`` a tenth of the iterations (Spall's exponents). Scores are
+with ``c_k,i = scale * step_i / (k + 1) ** 0.101`` (``--step-scale``, default 1) and
+``a_k = rate * (A + 1) ** 0.602 / (A + k + 1) ** 0.602``, ``A`` a tenth of the
+iterations (Spall's exponents). Scores are
 fractions of the points. The constants, their defaults, ranges and steps are the
 engine's own (engine/core/tunables.py); each engine reads its set from a JSON file
 named by ``CUTOFF_TUNE`` (an ``env.`` token added to ``--engine``), so nothing is
@@ -26,7 +28,9 @@ listed here passes through to it: ``--tc``/``--nodes``, ``--rounds``, ``--openin
 iteration ``DIR/spsa.json`` holds the settings, the constants and the history;
 ``--resume`` goes on from it after an interruption (the iteration that was playing
 is played again), and ``DIR/tuned.json`` holds the constants so far, ready for
-``CUTOFF_TUNE``. ``--plot FILE`` draws each constant over the iterations.
+``CUTOFF_TUNE``. ``--plot FILE`` draws each constant over the iterations. ``report DIR``
+says, for a run so far or finished, which constants moved beyond the games' noise and
+which have settled (scripts.tuning.spsa_history; printed at the end of a run too).
 
 This module only builds the matches' command lines, reads their summaries and keeps
 the tuner's state: games and statistics are the match runner's, the constants the
@@ -49,8 +53,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import Kind, json_kind
-from engine.analysis.plots import save_figure
+from engine.analysis.outputs import json_kind
 from engine.core.tunables import ENV, TUNABLES, Tunable
 
 from ..matches import match
@@ -58,6 +61,8 @@ from ..matches.drivers import outputs_problem, own_option_problem
 from ..matches.ladder import STOCKFISH
 from ..matches.match_pgn import MATCH_PGN
 from ..matches.tally import SUMMARY
+from . import spsa_history
+from .spsa_history import CONSTANTS, plot_history, report_lines
 
 PROG = "cutoff-tune"
 DEFAULT_OPPONENT = (
@@ -68,19 +73,6 @@ OWN_OPTIONS = ("--pgn", "--json", "--engine", "--seed", "--order", "--games", "-
 ALPHA = 0.602
 GAMMA = 0.101
 STATE = json_kind("a cutoff-tune state", ("settings", "theta", "history"))
-
-
-def _constants_kind() -> Kind:
-    """The tuner's files of constants: a JSON object of tunable names and numbers."""
-
-    def ours(path: Path) -> bool:
-        try:
-            data = json.loads(path.read_bytes())
-        except ValueError:
-            return False
-        return isinstance(data, dict) and bool(data) and set(data) <= set(TUNABLES)
-
-    return Kind("a file of cutoff-tune's constants", ours)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="a_0: a full point's difference moves a constant by rate x its step (1.0)",
     )
+    parser.add_argument(
+        "--step-scale",
+        type=float,
+        default=1.0,
+        help="perturb by this many steps (1.0); a larger one sees smaller effects per game",
+    )
     parser.add_argument("--seed", type=int, default=1, help="signs and openings (1)")
     parser.add_argument("--out", default="spsa", help="folder for the state (default spsa)")
     parser.add_argument("--resume", action="store_true", help="go on from DIR/spsa.json")
@@ -136,11 +134,12 @@ def _params(names: Sequence[str]) -> list[Tunable] | str:
     return [TUNABLES[name] for name in names]
 
 
-def gains(k: int, iterations: int, rate: float) -> tuple[float, float]:
-    """(a_k, the factor of each step that gives c_k) at iteration ``k`` (from 0)."""
+def gains(k: int, iterations: int, rate: float, scale: float = 1.0) -> tuple[float, float]:
+    """(a_k, the factor of each step that gives c_k) at iteration ``k`` (from 0);
+    ``scale`` is ``--step-scale``, the perturbation's size in steps at the start."""
     big_a = iterations / 10
     a_k = rate * (big_a + 1) ** ALPHA / (big_a + k + 1) ** ALPHA
-    return a_k, 1.0 / (k + 1) ** GAMMA
+    return a_k, scale / (k + 1) ** GAMMA
 
 
 def perturbation(seed: int, k: int, count: int) -> list[int]:
@@ -192,45 +191,8 @@ def _score(summary: dict[str, Any]) -> float:
     return float(summary["engines"][0]["score"])
 
 
-def plot_history(state: dict[str, Any], path: str) -> None:
-    """One small panel per constant: its value over the iterations, in its own units
-    and range, with its default dashed. A constant has settled when its line stops
-    drifting and wanders within a step or two."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(state["theta"])
-    columns = min(3, len(names))
-    rows = -(-len(names) // columns)
-    figure, axes = plt.subplots(
-        rows, columns, figsize=(3.2 * columns, 1.9 * rows), dpi=100, squeeze=False
-    )
-    iterations = [0] + [row["iteration"] + 1 for row in state["history"]]
-    for index, ax in enumerate(axes.flat):
-        if index >= len(names):
-            ax.set_visible(False)
-            continue
-        name = names[index]
-        tunable = TUNABLES[name]
-        values = [state["start"][name]] + [row["theta"][name] for row in state["history"]]
-        ax.plot(iterations, values, linewidth=1.2)
-        ax.axhline(tunable.default, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_ylim(tunable.low, tunable.high)
-        ax.set_title(name, fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
-    figure.suptitle(
-        f"cutoff-tune: {len(names)} constants over {len(state['history'])} iterations "
-        "(dashed: the default)",
-        fontsize=10,
-    )
-    figure.tight_layout()
-    save_figure(figure, path)
-    plt.close(figure)
-
-
+SETTINGS_ADDED = {"step_scale": 1.0}
+"""Settings that states written before them lack, with the value those runs used."""
 RESUME_MAY_CHANGE = ("iterations", "engine")
 """Settings a resumed run may change: a longer run, and the engine's place (the same
 build on another machine or folder; said on stderr)."""
@@ -262,18 +224,26 @@ def _progress(k: int, total: int, plus: float, minus: float, theta: dict[str, fl
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Tune as the arguments say; the exit status (module docstring)."""
-    args, passthrough = build_parser().parse_known_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["report"]:
+        return spsa_history.main(arguments[1:])
+    args, passthrough = build_parser().parse_known_args(arguments)
     params = _params(args.params)
     if isinstance(params, str):
         print(f"{PROG}: error: {params}", file=sys.stderr)
         return 1
-    if args.iterations < 1 or not math.isfinite(args.rate) or args.rate <= 0:
-        print(f"{PROG}: error: --iterations and --rate must be positive", file=sys.stderr)
+    if args.iterations < 1 or not all(
+        math.isfinite(x) and x > 0 for x in (args.rate, args.step_scale)
+    ):
+        print(
+            f"{PROG}: error: --iterations, --rate and --step-scale must be positive",
+            file=sys.stderr,
+        )
         return 1
     names = [t.name for t in params]
     out = Path(args.out)
     state_path, tuned_path = out / "spsa.json", out / "tuned.json"
-    constants = _constants_kind()
+    constants = CONSTANTS
     kinds = {"spsa.json": STATE, "tuned.json": constants}
     for side in ("plus", "minus"):
         kinds |= {f"{side}.pgn": MATCH_PGN, f"{side}.json": SUMMARY}
@@ -290,6 +260,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "params": names,
         "iterations": args.iterations,
         "rate": args.rate,
+        "step_scale": args.step_scale,
         "seed": args.seed,
         "match": _game_options(passthrough),
     }
@@ -302,7 +273,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
             return 1
         state = json.loads(state_path.read_text(encoding="utf-8"))
-        changed = [key for key, value in settings.items() if state["settings"].get(key) != value]
+        changed = [
+            key
+            for key, value in settings.items()
+            if state["settings"].get(key, SETTINGS_ADDED.get(key)) != value
+        ]
         refused = [key for key in changed if key not in RESUME_MAY_CHANGE]
         if refused:
             print(
@@ -331,7 +306,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for k in range(len(state["history"]), args.iterations):
         theta = state["theta"]
         signs = perturbation(args.seed, k, len(params))
-        a_k, c_factor = gains(k, args.iterations, args.rate)
+        a_k, c_factor = gains(k, args.iterations, args.rate, args.step_scale)
         scores: dict[str, float] = {}
         for side, values in sides(theta, params, signs, c_factor).items():
             file = out / f"{side}-constants.json"
@@ -398,6 +373,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             flush=True,
         )
     print(f"{PROG}: {len(state['history'])} iterations; the constants: {tuned_path}")
+    print("\n".join(report_lines(state)))
     return 0
 
 
