@@ -492,6 +492,30 @@ def test_resign_adjudication_and_sprt_stop(tmp_path: Path) -> None:
                                   "adjudication: White resigns": summary["games"] // 2}  # fmt: skip
 
 
+def test_the_summary_names_the_openings_played(tmp_path: Path) -> None:
+    """Two matches met the same openings exactly when their summaries say so."""
+    epd = OPENINGS
+    runs: dict[Path, list[int]] = {}
+    for seed in ("3", "3", "4"):
+        pgn = tmp_path / f"seed{seed}-{len(runs)}.pgn"
+        status, summary, stderr = run_match(
+            "--engine", stub(), "--engine", stub(), "--depth", "1", "--rounds", "3",
+            "--maxmoves", "4", "--openings", str(epd), "--order", "random", "--seed", seed,
+            "--pgn", str(pgn),
+        )  # fmt: skip
+        assert status == 0, stderr
+        runs[pgn] = summary["opening_numbers"]
+    first, again, other = runs.values()
+    assert first == again and len(first) == 3 and first != other
+    openings = load_openings(str(epd))
+    played = {game.headers["Round"]: game.headers["FEN"] for game in read_pgn(next(iter(runs)))}
+    assert played["1.1"] == played["1.2"] == openings[first[0] - 1].root_fen
+    assert played["2.1"] == openings[first[1] - 1].root_fen
+    status, summary, stderr = run_match("--engine", stub(), "--engine", stub(), "--depth", "1",
+                                        "--games", "1", "--maxmoves", "2")  # fmt: skip
+    assert status == 0 and summary["opening_numbers"] is None  # the start position
+
+
 def test_sprt_script_runs_the_preset(tmp_path: Path) -> None:
     pgn = tmp_path / "preset.pgn"
     # A relative SPRT_PGN is where the caller is, though the runner starts from the root.

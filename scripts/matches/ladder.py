@@ -204,6 +204,7 @@ def _row(level: int, summary: dict[str, Any]) -> dict[str, Any]:
         "elo": elo.get("elo"),
         "error": elo.get("error"),
         "faults": faults,
+        "opening_numbers": summary.get("opening_numbers"),
     }
 
 

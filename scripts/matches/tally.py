@@ -192,6 +192,14 @@ def summary_dict(match: MatchState) -> dict[str, Any]:
         "aborted": match.aborted,
         "interrupted": match.interrupted,
         "openings": cfg.openings_path,
+        # Which openings the planned pairs play, in order (the Nth opening of the
+        # file, from 1): two matches with these equal met the same openings.
+        "opening_numbers": [
+            cfg.opening_order[pair % len(cfg.opening_order)] + 1
+            for pair in range((cfg.games + 1) // 2)
+        ]
+        if cfg.openings_path and cfg.opening_order
+        else None,
         "pgn": cfg.pgn_path,
         "seconds": round(time.monotonic() - match.started, 3),
     }
