@@ -2,7 +2,8 @@
 
 Usage: python -m scripts.tuning.spsa --engine SPEC --params NAME [NAME ...]
        [--opponent SPEC] [--iterations N] [--out DIR] [--resume] [--plot FILE]
-       [--seed S] [--rate R] [cutoff-match options]  (installed: cutoff-tune ...)
+       [--seed S] [--rate R] [--step-scale S] [cutoff-match options]
+       (installed: cutoff-tune ...)
        python -m scripts.tuning.spsa report DIR [--plot FILE] [--keep FILE] [--min-z Z]
 
 Simultaneous perturbation stochastic approximation, as engine testing frameworks run
@@ -81,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Tune Cutoff's constants by SPSA against a fixed opponent. Options not listed "
             "here go to every match (see cutoff-match --help): give a limit (--tc or "
-            "--nodes), --rounds (game pairs per side and iteration) and --openings."
+            "--nodes), --rounds (game pairs per side and iteration) and --openings. "
+            "'cutoff-tune report --help': what a run says so far."
         ),
     )
     parser.add_argument(
