@@ -1,5 +1,5 @@
 """What the tools that play one ``cutoff-match`` after another share (``cutoff-ladder``,
-``cutoff-tune``): the checks made before the first match.
+``cutoff-tune`` and its report): the checks made before the first match or file.
 
 Responsible for refusing match options the tool sets itself, finding the openings
 files passed through to every match, and checking every file the tool will write into
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Optional
 
-from engine.analysis.outputs import PLOT, Kind, overwrite_problem, replace_problem
+from engine.analysis.outputs import PLOT, Kind, StrPath, overwrite_problem, replace_problem
 from engine.analysis.plots import plot_file
 
 
@@ -40,20 +40,29 @@ def openings_passed(passthrough: Sequence[str]) -> list[str]:
     return files
 
 
+def files_problem(
+    outputs: Sequence[tuple[str, Optional[StrPath], Kind]],
+    plot: Optional[str],
+    inputs: Sequence[StrPath],
+) -> Optional[str]:
+    """Why the tool cannot write ``outputs`` (each: its option, its path or None, its
+    kind) and the plot (``--plot``, which needs matplotlib) without destroying one of
+    ``inputs`` or a file that is not its own, as one line; None when it can."""
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        return "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
+    written = [*outputs, ("--plot", None if plot is None else plot_file(plot), PLOT)]
+    return overwrite_problem(
+        [(option, path) for option, path, _ in written], inputs
+    ) or replace_problem(written)
+
+
 def outputs_problem(
     out: Path, kinds: Mapping[str, Kind], plot: Optional[str], passthrough: Sequence[str]
 ) -> Optional[str]:
     """Why the tool cannot write the files ``kinds`` names in ``out`` and the plot
     (``--plot``, which needs matplotlib), as one line; None when it can."""
-    if plot and importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
-    plot_path = None if plot is None else plot_file(plot)
-    return overwrite_problem(
-        [*(("--out", out / name) for name in kinds), ("--plot", plot_path)],
+    return files_problem(
+        [("--out", out / name, kind) for name, kind in kinds.items()],
+        plot,
         openings_passed(passthrough),
-    ) or replace_problem(
-        [
-            *(("--out", out / name, kind) for name, kind in kinds.items()),
-            ("--plot", plot_path, PLOT),
-        ]
     )

@@ -27,7 +27,6 @@ games or changes the run.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
@@ -36,9 +35,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import PLOT, Kind, overwrite_problem, replace_problem
-from engine.analysis.plots import plot_file, save_figure
+from engine.analysis.outputs import Kind
+from engine.analysis.plots import save_figure
 from engine.core.tunables import TUNABLES
+
+from ..matches.drivers import files_problem
 
 PROG = "cutoff-tune report"
 SETTLED_Z = 2.0
@@ -205,11 +206,8 @@ def plot_history(state: dict[str, Any], path: str) -> None:
         tunable = TUNABLES[name]
         values = [state["start"][name]] + [row["theta"][name] for row in state["history"]]
         # Where games alone would keep a constant that changes nothing, 95 % of the time.
-        band, spread = [0.0], 0.0
-        for row in state["history"]:
-            term = float(row["a"]) * float(row["c_factor"]) * tunable.step * _difference(row)
-            spread = math.hypot(spread, term)
-            band.append(2 * spread)
+        history = state["history"]
+        band = [2 * _spread(history[:k], tunable.step) for k in range(len(history) + 1)]
         start = float(state["start"][name])
         ax.fill_between(
             iterations,
@@ -266,12 +264,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (OSError, ValueError) as err:
         print(f"{PROG}: error: {path}: {err}", file=sys.stderr)
         return 1
-    plot = None if args.plot is None else plot_file(args.plot)
-    problem = overwrite_problem([("--keep", args.keep), ("--plot", plot)], [path]) or (
-        replace_problem([("--keep", args.keep, CONSTANTS), ("--plot", plot, PLOT)])
-    )
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        problem = "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
+    problem = files_problem([("--keep", args.keep, CONSTANTS)], args.plot, [path])
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 1
