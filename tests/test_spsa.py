@@ -260,14 +260,22 @@ def test_a_tiny_run_then_a_resume(tmp_path: Path) -> None:
     # A state from before --step-scale existed ran with 1: it resumes.
     state["settings"].pop("step_scale")
     (out / "spsa.json").write_text(json.dumps(state))
+    # An interrupted second iteration had finished a game: it goes, and is played again.
+    pgn = out / "plus.pgn"
+    first_game = pgn.read_text().split("\n\n[Event ")[0] + "\n\n"
+    pgn.write_text(pgn.read_text() + first_game.replace("iteration 1", "iteration 2"))
     resumed = _tune(out, 2, "--resume", "--concurrency", "1")  # where games run may change
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "dropped 1 game(s) of the interrupted iteration from plus.pgn" in resumed.stderr
     assert "[2/2] plus " in resumed.stdout and "[1/2]" not in resumed.stdout
     assert "beyond noise (|z| >= 2): " in resumed.stdout  # the report ends the run
     state = json.loads((out / "spsa.json").read_text())
     assert [row["iteration"] for row in state["history"]] == [0, 1]
     # Every game of every iteration is kept, each side against the opponent.
-    assert (out / "plus.pgn").read_text().count("[Event ") == 4
+    games = (out / "plus.pgn").read_text()
+    assert games.count('[Event "cutoff-tune iteration 1"]') == 2
+    assert games.count('[Event "cutoff-tune iteration 2"]') == 2
+    assert games.count("[Event ") == 4
     assert json.loads((out / "tuned.json").read_text()) == state["theta"]
     # Other constants than the run's: refused, nothing changed.
     other = subprocess.run(
@@ -311,3 +319,17 @@ def _report(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def test_only_the_games_of_unfinished_iterations_are_dropped(tmp_path: Path) -> None:
+    def game(event: str) -> str:
+        return f'[Event "{event}"]\n[Result "1-0"]\n\n1. e4 {{ [Event "x"] }} 1-0\n\n'
+
+    pgn = tmp_path / "plus.pgn"
+    assert spsa.drop_unfinished_games(pgn, 3) == 0 and not pgn.exists()
+    events = ["Cutoff match", *(spsa.EVENT.format(n) for n in (1, 2, 3, 3, 4))]
+    pgn.write_text("".join(game(event) for event in events))
+    assert spsa.drop_unfinished_games(pgn, 3) == 1
+    # An untagged game (a run from before the tag) stays: nothing says when it was played.
+    assert pgn.read_text() == "".join(game(event) for event in events[:-1])
+    assert spsa.drop_unfinished_games(pgn, 3) == 0

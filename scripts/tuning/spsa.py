@@ -28,10 +28,12 @@ listed here passes through to it: ``--tc``/``--nodes``, ``--rounds``, ``--openin
 ``--seed`` and the iteration's number, the same for both sides. After every
 iteration ``DIR/spsa.json`` holds the settings, the constants and the history;
 ``--resume`` goes on from it after an interruption (the iteration that was playing
-is played again), and ``DIR/tuned.json`` holds the constants so far, ready for
-``CUTOFF_TUNE``. ``--plot FILE`` draws each constant over the iterations. ``report DIR``
-says, for a run so far or finished, which constants moved beyond the games' noise and
-which have settled (scripts.tuning.spsa_history; printed at the end of a run too).
+is played again: its finished games leave ``DIR/plus.pgn`` and ``minus.pgn``, whose
+Event tags name each game's iteration), and ``DIR/tuned.json`` holds the constants so
+far, ready for ``CUTOFF_TUNE``. ``--plot FILE`` draws each constant over the
+iterations. ``report DIR`` says, for a run so far or finished, which constants moved
+beyond the games' noise and which have settled (scripts.tuning.spsa_history; printed
+at the end of a run too).
 
 This module only builds the matches' command lines, reads their summaries and keeps
 the tuner's state: games and statistics are the match runner's, the constants the
@@ -48,6 +50,7 @@ import json
 import math
 import os
 import random
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -69,7 +72,16 @@ PROG = "cutoff-tune"
 DEFAULT_OPPONENT = (
     f"cmd={STOCKFISH} name=Stockfish option.UCI_LimitStrength=true option.UCI_Elo=2000"
 )
-OWN_OPTIONS = ("--pgn", "--json", "--engine", "--seed", "--order", "--games", "--sprt")
+OWN_OPTIONS = (
+    "--pgn",
+    "--json",
+    "--engine",
+    "--seed",
+    "--order",
+    "--games",
+    "--sprt",
+    "--event",
+)
 """Match options the tuner sets itself for every match."""
 ALPHA = 0.602
 GAMMA = 0.101
@@ -186,6 +198,32 @@ def _write_json(path: Path, data: Any) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(partial, path)
+
+
+EVENT = "cutoff-tune iteration {}"
+"""Each game's PGN Event tag: the iteration (from 1) that played it."""
+_GAME_START = re.compile(r'^(?=\[Event ")', re.MULTILINE)
+_ITERATION = re.compile(r'\A\[Event "cutoff-tune iteration (\d+)"\]')
+
+
+def drop_unfinished_games(pgn: Path, finished: int) -> int:
+    """Remove from ``pgn`` the games of iterations after the first ``finished`` (an
+    interrupted iteration's, played again on resume) so that the file holds the
+    state's games; returns how many went. Games without the tuner's Event tag are
+    kept: nothing says which iteration played them."""
+    if not pgn.exists():
+        return 0
+    games = [game for game in _GAME_START.split(pgn.read_text(encoding="utf-8")) if game]
+    kept = []
+    for game in games:
+        match_ = _ITERATION.match(game)
+        if match_ is None or int(match_.group(1)) <= finished:
+            kept.append(game)
+    if len(kept) < len(games):
+        partial = pgn.with_name(pgn.name + ".partial")
+        partial.write_text("".join(kept), encoding="utf-8")
+        os.replace(partial, pgn)
+    return len(games) - len(kept)
 
 
 def _score(summary: dict[str, Any]) -> float:
@@ -305,6 +343,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     _write_json(state_path, state)
     _write_json(tuned_path, state["theta"])
+    for side in ("plus", "minus"):
+        dropped = drop_unfinished_games(out / f"{side}.pgn", len(state["history"]))
+        if dropped:
+            print(
+                f"{PROG}: --resume: dropped {dropped} game(s) of the interrupted "
+                f"iteration from {side}.pgn (it is played again)",
+                file=sys.stderr,
+            )
     for k in range(len(state["history"]), args.iterations):
         theta = state["theta"]
         signs = perturbation(args.seed, k, len(params))
@@ -331,6 +377,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "--seed",
                         str(args.seed * 100_003 + k),
                         "--quiet",
+                        "--event",
+                        EVENT.format(k + 1),
                         "--pgn",
                         str(pgn),
                         "--json",
