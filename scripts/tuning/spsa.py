@@ -48,7 +48,6 @@ import contextlib
 import io
 import json
 import math
-import os
 import random
 import re
 import shlex
@@ -60,6 +59,7 @@ from typing import Any, Optional
 from engine.analysis.outputs import json_kind
 from engine.core.tunables import ENV, TUNABLES, Tunable
 
+from ..common import atomic_output
 from ..matches import match
 from ..matches.drivers import outputs_problem, own_option_problem
 from ..matches.ladder import STOCKFISH
@@ -195,15 +195,14 @@ def sides(
 
 def _write_json(path: Path, data: Any) -> None:
     """Written whole or not at all: an interruption leaves the previous file."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    with atomic_output(path) as handle:
+        handle.write(json.dumps(data, indent=1) + "\n")
 
 
 EVENT = "cutoff-tune iteration {}"
 """Each game's PGN Event tag: the iteration (from 1) that played it."""
 _GAME_START = re.compile(r'^(?=\[Event ")', re.MULTILINE)
-_ITERATION = re.compile(r'\A\[Event "cutoff-tune iteration (\d+)"\]')
+_ITERATION = re.compile(r'\A\[Event "' + re.escape(EVENT.format("")) + r'(\d+)"\]')
 
 
 def drop_unfinished_games(pgn: Path, finished: int) -> int:
@@ -220,9 +219,8 @@ def drop_unfinished_games(pgn: Path, finished: int) -> int:
         if match_ is None or int(match_.group(1)) <= finished:
             kept.append(game)
     if len(kept) < len(games):
-        partial = pgn.with_name(pgn.name + ".partial")
-        partial.write_text("".join(kept), encoding="utf-8")
-        os.replace(partial, pgn)
+        with atomic_output(pgn) as handle:
+            handle.write("".join(kept))
     return len(games) - len(kept)
 
 
