@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 
 import chess.pgn
+import pytest
 
 from tests.conftest import run_repo_script
 
@@ -103,9 +104,11 @@ def test_bad_input_is_one_line_and_keeps_the_file(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_kept_games_of_the_repository_replay(tmp_path: Path) -> None:
     """scripts/training/data/cutoff-games.pgn.gz, Cutoff's match games kept for training
-    (docs/training.md): every game reads and replays, none twice."""
+    (docs/training.md): every game reads and replays, none twice. Slow (about 16 s:
+    replaying a thousand games); the tool itself is tested by the tests above."""
     kept = Path(__file__).parents[1] / "scripts" / "training" / "data" / "cutoff-games.pgn.gz"
     done = run_repo_script("training.games", str(tmp_path / "copy.pgn.gz"), str(kept))
     assert done.returncode == 0 and done.stderr == ""
