@@ -31,7 +31,7 @@ import chess.pgn
 
 from ..common import EXIT_FAILED, ToolParser
 from .errors import MatchError
-from .match_pgn import ErrorReport, first_missing, games_of
+from .match_pgn import ErrorReport, LineReport, first_missing, games_of
 from .time_controls import TimeControl, parse_tc
 from .turning_points import PHASES, comment_depth, phase_of
 
@@ -226,13 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
-    reported = 0
-
-    def on_error(message: str) -> None:
-        # One line per game that cannot be replayed; the report covers the others.
-        nonlocal reported
-        reported += 1
-        print(f"{PROG}: {message}", file=sys.stderr)
+    on_error = LineReport(PROG)
 
     try:
         report = read_files(args.pgn, on_error)
@@ -254,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.phases:
             print()
             print(format_phases(report))
-    return EXIT_FAILED if reported else 0
+    return EXIT_FAILED if on_error.count else 0
 
 
 if __name__ == "__main__":

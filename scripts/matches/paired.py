@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from ..common import EXIT_FAILED, EXIT_USAGE, ToolParser
 from .elo import Z95, elo_from_score
-from .match_pgn import ErrorReport, first_missing, games_of
+from .match_pgn import ErrorReport, LineReport, first_missing, games_of
 
 PROG = "paired"
 _SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -136,13 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
-    reported = 0
-
-    def on_error(message: str) -> None:
-        # One line per game that cannot be replayed; the comparison covers the others.
-        nonlocal reported
-        reported += 1
-        print(f"{PROG}: {message}", file=sys.stderr)
+    on_error = LineReport(PROG)
 
     results = []
     try:
@@ -173,7 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(json.dumps({"pairs": pairs, "total": total}, indent=2))
     else:
         print(format_report(results, total))
-    return EXIT_FAILED if reported else 0
+    return EXIT_FAILED if on_error.count else 0
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import chess
 import chess.pgn
 
 from ..common import EXIT_FAILED, ToolParser
-from .match_pgn import ErrorReport, first_missing, games_of
+from .match_pgn import ErrorReport, LineReport, first_missing, games_of
 
 PROG = "turning_points"
 _SCORE_RE = re.compile(r"([+-])(?:M(\d+)|(\d+(?:\.\d+)?))/(\d+)")
@@ -242,13 +242,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing is not None:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
-    reported = 0
-
-    def on_error(message: str) -> None:
-        # One line per game that cannot be replayed; the report covers the others.
-        nonlocal reported
-        reported += 1
-        print(f"{PROG}: {message}", file=sys.stderr)
+    on_error = LineReport(PROG)
 
     try:
         report = read_files(args.pgn, args.margin, on_error)
@@ -266,7 +260,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(format_report(report))
-    return EXIT_FAILED if reported else 0
+    return EXIT_FAILED if on_error.count else 0
 
 
 if __name__ == "__main__":
