@@ -64,7 +64,7 @@ from engine.play.options import (
 )
 from engine.play.smp import HelperPool
 from engine.play.uci_text import BestMove, printable
-from engine.play.weakened import Weakness, elo_for_skill, pick, weakness
+from engine.play.weakened import Weakness, elo_for_skill, override, pick, weakness
 
 
 class Output(Protocol):
@@ -380,9 +380,19 @@ class Controller:
 
     def _weakness(self) -> Optional[Weakness]:
         if self.options.get_bool(LIMIT_STRENGTH):
-            return weakness(self.options.get_int(UCI_ELO))
-        level = self.options.get_int(SKILL_LEVEL)
-        return weakness(elo_for_skill(level)) if level < 20 else None
+            settings = weakness(self.options.get_int(UCI_ELO))
+        else:
+            level = self.options.get_int(SKILL_LEVEL)
+            settings = weakness(elo_for_skill(level)) if level < 20 else None
+        if settings is None and not self.options.get_bool(LIMIT_STRENGTH):
+            return None
+        try:
+            # A calibration's raw settings (CUTOFF_WEAKNESS) replace the mapped ones,
+            # full strength's included: the top of the scale is measured too.
+            return override() or settings
+        except ValueError as exc:
+            self.info_string(f"{exc}; ignored")
+            return settings
 
     # ------------------------------------------------------------------ search
 

@@ -20,9 +20,10 @@ settings.
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import dataclass
-from typing import Optional
+from typing import Final, Optional
 
 import chess
 
@@ -58,6 +59,31 @@ class Weakness:
     multipv: int
     margin_cp: int
     """Lines up to this far below the best may be picked."""
+
+
+OVERRIDE_ENV: Final = "CUTOFF_WEAKNESS"
+"""``CUTOFF_WEAKNESS=NODES,LINES,MARGIN`` replaces the mapped settings of weakened play
+(``UCI_LimitStrength`` on, or ``Skill Level`` below 20): how a calibration measures a
+setting before it has an Elo. Not a user option: GUIs never see it."""
+
+
+def override(text: Optional[str] = None) -> Optional[Weakness]:
+    """The settings ``CUTOFF_WEAKNESS`` (or ``text``) names, None when unset.
+
+    Raises ValueError naming the variable when it is set but not three integers
+    ``NODES,LINES,MARGIN`` (nodes >= 0, 0 meaning no limit; lines >= 1; margin >= 0).
+    """
+    if text is None:
+        text = os.environ.get(OVERRIDE_ENV)
+    if text is None or not text.strip():
+        return None
+    try:
+        nodes, lines, margin = (int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{OVERRIDE_ENV}={text!r}: expected NODES,LINES,MARGIN") from None
+    if nodes < 0 or lines < 1 or margin < 0:
+        raise ValueError(f"{OVERRIDE_ENV}={text!r}: nodes >= 0, lines >= 1, margin >= 0")
+    return Weakness(0, nodes, lines, margin)
 
 
 def elo_for_skill(level: int) -> int:
