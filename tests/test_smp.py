@@ -235,8 +235,16 @@ class _StubPool:
         self.told: list[int] = []
 
     def start(
-        self, board: chess.Board, max_depth: int, age: int, network: Optional[str] = None
+        self,
+        board: chess.Board,
+        max_depth: int,
+        age: int,
+        network: Optional[str] = None,
+        node_limit: Optional[int] = None,
     ) -> None:
+        pass
+
+    def main_poll(self, nodes: int) -> None:
         pass
 
     def stop(self) -> None:

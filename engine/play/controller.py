@@ -459,11 +459,14 @@ class Controller:
                 f" overhead {overhead} ms"
             )
         if self.pool is not None and job.decided is None and job.weakness is None:
-            self.pool.start(root, params.max_depth, (self.tt.age + 1) & 0xFF, self.network_path)
+            age = (self.tt.age + 1) & 0xFF
+            self.pool.start(root, params.max_depth, age, self.network_path, params.node_limit)
+            # The node limit is the threads' together: the main search checks the sum.
+            self.searcher.on_poll = self.pool.main_poll
             job.helped = True
         return job
 
-    def _fallback_job(self, limits: SearchLimits, received_at: float) -> _Job:
+    def _fallback_job(self, limits: SearchLimits, received_at: float, started: float) -> _Job:
         """A job that plays a legal move without searching (``_prepare`` failed).
 
         Built only from values that cannot fail: no time plan, no book, no tables.
@@ -615,9 +618,15 @@ class Controller:
                 # Report, then answer with a legal fallback move below: a GUI
                 # forfeits an engine that sends no bestmove.
                 self.info_string(f"error in search: {type(exc).__name__}: {exc}")
+            finally:
+                self.searcher.on_poll = None
             job.total_nodes = self.searcher.nodes
         if self.pool is not None:
             self.pool.stop()
+            if job.helped and job.params.node_limit is not None:
+                # A node-limited search reports its exact total (fixed-node matches and
+                # tuning read it): the helpers' final counts, a poll interval at most away.
+                self.pool.wait_idle()
             if job.decided is None:  # helpers did not search a decided move's root
                 result = self._deeper_helper_result(job, result)
             if job.helped:

@@ -7,6 +7,8 @@ safe to share without locks) with a small header before it:
 
     word 0          stop flag: nonzero ends every helper's search
     word 1          the depth the main search has completed in this search
+    word 2          the search's node limit (0: none), for all threads together
+    word 3          the main search's node count, published as it searches
     word 8 + 2i     helper i's node count, published as it searches
     word 9 + 2i     helper i's deepest completed iteration: depth, move, score
 
@@ -21,6 +23,15 @@ searcher alone reports and answers ``bestmove``; when a helper has completed a
 deeper iteration than the main search by then, its move is played (see
 ``HelperPool.deepest``). Its ``info`` counts the helpers' nodes too. When the
 main search ends, the stop flag ends the helpers.
+
+A node limit (``go nodes N``) bounds the nodes of all the threads together, as in
+Stockfish: every thread publishes its count whenever it polls its limits (every
+``POLL_INTERVAL_NODES`` nodes, fewer for small limits), adds up the published
+counts, and the first to see N reached raises the stop flag, which ends all the
+others at their next poll. (Shares of the budget, N / Threads each, would stop a
+thread early while another still had nodes to spend.) Each count is at most one
+poll interval behind, so the whole search overshoots N by less than one interval
+per thread: 64 nodes a thread, at most 128 for Threads 2.
 
 The table must fit in /dev/shm, a tmpfs that a container may keep small (Docker:
 64 MB), where a write to a page the filesystem has no room for is a SIGBUS. So the
@@ -84,6 +95,8 @@ HEADER_WORDS = 136
 """Words before the table: the flags and two words per helper (see the module doc)."""
 STOP_WORD = 0
 MAIN_DEPTH_WORD = 1
+NODE_LIMIT_WORD = 2
+MAIN_NODES_WORD = 3
 HELPER_WORD = 8
 WORDS_PER_HELPER = 2
 MAX_HELPERS = (HEADER_WORDS - HELPER_WORD) // WORDS_PER_HELPER
@@ -112,6 +125,20 @@ STOP_TIMEOUT_S = 2.0
 """How long a stopped helper may take to report back before it is dropped."""
 PARENT_CHECK_POLLS = 32
 """A searching helper checks every this many polls that its parent still lives."""
+
+
+def helper_slot(index: int) -> int:
+    """The header word of helper ``index``'s node count (its result is the next)."""
+    return HELPER_WORD + WORDS_PER_HELPER * index
+
+
+def total_nodes(header: memoryview, slots: int) -> int:
+    """The nodes of the current search as published: the main search's and those
+    of the first ``slots`` helpers."""
+    total = header[MAIN_NODES_WORD]
+    for index in range(slots):
+        total += header[HELPER_WORD + WORDS_PER_HELPER * index]
+    return int(total)
 
 
 def segment_bytes(size_mb: int) -> int:
@@ -276,6 +303,8 @@ class _Helper:
         self._lead = 1 + index % 2
         self._parent = parent
         self._polls = 0
+        self.slots = 0
+        """Helper slots whose counts add up to this search's nodes (``HelperPool.start``)."""
         self.network: Optional[str] = None
         """The network file evaluating (the engine checked it loads); None: hand-written."""
 
@@ -302,6 +331,10 @@ class _Helper:
         header = self._header
         header[self._slot] = nodes
         if header[STOP_WORD]:
+            raise SearchAbortedError
+        limit = header[NODE_LIMIT_WORD]
+        if limit and total_nodes(header, self.slots) >= limit:
+            header[STOP_WORD] = 1  # the others stop at their next poll
             raise SearchAbortedError
         self._polls += 1
         if not self._polls % PARENT_CHECK_POLLS and os.getppid() != self._parent:
@@ -368,7 +401,8 @@ def _serve(
             message = connection.recv()
             if message[0] != "go":
                 return
-            _, fen, moves, max_depth, age, start_depth, network = message
+            _, fen, moves, max_depth, age, start_depth, network, node_limit, slots = message
+            helper.slots = slots
             if network != helper.network:
                 helper.use_network(network)
             board = chess.Board(fen)
@@ -380,13 +414,16 @@ def _serve(
             try:
                 result = searcher.search(
                     board,
-                    SearchParams(max_depth=max_depth, start_depth=start_depth),
+                    # The limit is the whole search's (checked in ``_poll``); given
+                    # here too, it makes this search poll as often as the main one.
+                    SearchParams(max_depth, node_limit, start_depth=start_depth),
                     SearchControl(),
                     helper.publish,
                 )
                 nodes, depth = result.nodes, result.depth
             except Exception:
                 nodes = searcher.nodes
+            header[helper_slot(index)] = nodes  # the final count (HelperPool.wait_idle)
             connection.send(("done", nodes, depth))
     finally:
         # The hooks are bound methods of the helper, a cycle that would keep the
@@ -423,6 +460,8 @@ class HelperPool:
             )
         self._helpers: list[tuple[processes.Child, Connection, int]] = []
         self._busy: set[int] = set()
+        self._slots = 0
+        """Helper slots counted in this search's nodes (the live helpers' at ``start``)."""
         self._segment: Optional[shared_memory.SharedMemory] = None
         self._words = self._header = self.table_words = memoryview(array("Q"))
         """The segment as words, its header and its table (empty until it is made)."""
@@ -478,25 +517,37 @@ class HelperPool:
         return len(self._helpers)
 
     def start(
-        self, board: chess.Board, max_depth: int, age: int, network: Optional[str] = None
+        self,
+        board: chess.Board,
+        max_depth: int,
+        age: int,
+        network: Optional[str] = None,
+        node_limit: Optional[int] = None,
     ) -> None:
         """Every helper searches ``board`` (its last plies too, for repetitions), with
-        the ``network`` file's evaluation (None: the hand-written one)."""
+        the ``network`` file's evaluation (None: the hand-written one). ``node_limit``
+        bounds the nodes of the main search and the helpers together: the main search
+        must then call ``main_poll`` as it polls its limits."""
         self.wait_idle()
-        self._header[STOP_WORD] = 0
+        header = self._header
+        header[STOP_WORD] = 0
         moves = [move.uci() for move in board.move_stack]
         fen = board.root().fen()
-        self._header[MAIN_DEPTH_WORD] = 0
+        header[MAIN_DEPTH_WORD] = header[MAIN_NODES_WORD] = 0
+        header[NODE_LIMIT_WORD] = node_limit or 0
+        # Every slot, a dropped helper's too: the node limit sums the first ``_slots``.
+        for index in range(MAX_HELPERS):
+            header[helper_slot(index)] = header[helper_slot(index) + 1] = 0
+        self._slots = 1 + max((index for _, _, index in self._helpers), default=-1)
         for process, connection, index in list(self._helpers):
-            slot = HELPER_WORD + WORDS_PER_HELPER * index
-            self._header[slot] = self._header[slot + 1] = 0
             if not process.is_alive():
                 self._drop(index, "died")
                 continue
             try:
                 # Up to two plies past max_depth, so as to stay ahead to the end.
                 start_depth = 2 + index % 2
-                connection.send(("go", fen, moves, max_depth + 2, age, start_depth, network))
+                message = (max_depth + 2, age, start_depth, network, node_limit, self._slots)
+                connection.send(("go", fen, moves, *message))
                 self._busy.add(index)
             except OSError:
                 self._drop(index, "died")
@@ -504,6 +555,19 @@ class HelperPool:
     def stop(self) -> None:
         """End the helpers' searches (at once: they read the flag every 64 nodes)."""
         self._header[STOP_WORD] = 1
+
+    def main_poll(self, nodes: int) -> None:
+        """The main searcher's ``on_poll`` while helpers search with it: publish its
+        count, and end its search (``SearchAbortedError``) when the stop flag is up or
+        the threads together have reached the node limit (see the module doc)."""
+        header = self._header
+        header[MAIN_NODES_WORD] = nodes
+        if header[STOP_WORD]:
+            raise SearchAbortedError
+        limit = header[NODE_LIMIT_WORD]
+        if limit and total_nodes(header, self._slots) >= limit:
+            header[STOP_WORD] = 1
+            raise SearchAbortedError
 
     def main_completed(self, depth: int) -> None:
         """The main search has completed ``depth``: helpers keep ahead of it."""
@@ -526,7 +590,8 @@ class HelperPool:
         return found
 
     def wait_idle(self) -> None:
-        """Collect the stopped helpers' reports; drop one that does not answer."""
+        """Stop the helpers and collect their reports; drop one that does not answer.
+        Then ``nodes()`` is the helpers' final count."""
         if not self._busy:
             return
         self.stop()
