@@ -107,6 +107,10 @@ class _Job:
     deadlines: timeman.Deadlines
     release: threading.Event
     """Set when the bestmove may be sent (withheld searches: stop or ponderhit)."""
+    received_at: float = 0.0
+    """When the ``go`` arrived: the GUI's clock ran from then (``control.start_time``,
+    from which ``time`` and ``nps`` count, is when the engine took it up: later when it
+    waited behind a slow command, such as a ``setoption`` starting helpers)."""
     last_main: Optional[IterationInfo] = None
     last_exact: Optional[IterationInfo] = None
     decided: Optional[IterationInfo] = None
@@ -229,7 +233,7 @@ class Controller:
         if clock is None or job.pondered or limits.movestogo is not None:
             self._last_clock = None
             return
-        answered_ms = (time.monotonic() - job.control.start_time) * 1000.0
+        answered_ms = (time.monotonic() - job.received_at) * 1000.0
         # Past the hard limit the OS was not running us (or the search overran): lag
         # too, which the next moves must reserve for as much as the pipes' delay.
         hard_ms = job.deadlines.budget.hard_ms
@@ -403,15 +407,17 @@ class Controller:
         a legal move (after ``stop`` when the ``go`` waits for one): a GUI forfeits
         an engine that sends no bestmove.
         """
+        started = time.monotonic()
         try:
-            job = self._prepare(limits, received_at)
+            job = self._prepare(limits, received_at, started)
         except Exception as exc:
             self.info_string(f"error in go: {type(exc).__name__}: {exc}; playing a legal move")
-            job = self._fallback_job(limits, received_at)
+            job = self._fallback_job(limits, received_at, started)
         self._start(lambda: self._run_search(job), job)
 
-    def _prepare(self, limits: SearchLimits, received_at: float) -> _Job:
-        """The job of a ``go``: limits, deadlines, book and tables; helpers started."""
+    def _prepare(self, limits: SearchLimits, received_at: float, started: float) -> _Job:
+        """The job of a ``go``: limits, deadlines, book and tables; helpers started.
+        Deadlines count from ``received_at``, ``time`` and ``nps`` from ``started``."""
         root = self.board.copy(stack=REPETITION_WINDOW_PLIES)
         params = SearchParams(
             max_depth=MAX_DEPTH if limits.depth is None else max(1, min(MAX_DEPTH, limits.depth)),
@@ -428,7 +434,7 @@ class Controller:
             params.max_depth = 1
         deadlines = timeman.Deadlines(budget, received_at)
         control = SearchControl(
-            start_time=received_at, hard_deadline=deadlines.hard, deadlines=deadlines
+            start_time=started, hard_deadline=deadlines.hard, deadlines=deadlines
         )
         job = _Job(
             root=root,
@@ -439,6 +445,7 @@ class Controller:
             withhold=limits.ponder or limits.is_unbounded(),
             deadlines=deadlines,
             release=threading.Event(),
+            received_at=received_at,
             pondered=limits.ponder or limits.is_unbounded(),
         )
         if not job.withhold and not limits.searchmoves:
@@ -481,11 +488,12 @@ class Controller:
             root=root,
             limits=limits,
             params=SearchParams(),
-            control=SearchControl(start_time=received_at),
+            control=SearchControl(start_time=started),
             chess960=self.chess960,
             withhold=withhold,
             deadlines=timeman.Deadlines(timeman.UNLIMITED, received_at),
             release=threading.Event(),
+            received_at=received_at,
             decided=decided,
         )
 
