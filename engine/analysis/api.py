@@ -23,6 +23,9 @@ Every entry validates its input as the command line does: a board no engine can
 search raises ``InvalidPositionError`` (the check is perft.core's
 ``unplayable_problems``, which ``cutoff analyse`` applies to its input), a limit
 that asks for nothing sensible ``InvalidLimitError``; both are ``ValueError``s.
+``configure`` checks options as python-chess's does: an unknown name, a value of the
+wrong type or a spin value out of range raises ``InvalidOptionError``, which is both
+python-chess's ``chess.engine.EngineError`` and a ``ValueError``.
 
 An ``Analyser`` holds no global state, so any number of processes can each have
 their own; within one, a second call while one is running raises
@@ -35,6 +38,7 @@ controller, as uci.py does, and turns its reports into python-chess results.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import queue
@@ -61,15 +65,19 @@ from engine.play.options import (
     EVAL_FILE,
     GAVIOTA_PATH,
     HASH,
+    MAX_THREADS,
     MOVE_OVERHEAD,
     MULTIPV,
+    OPTIONS,
     PONDER,
     SYZYGY_PATH,
     THREADS,
     UCI_ANALYSE_MODE,
     UCI_CHESS960,
     USE_NNUE,
+    OptionError,
     Options,
+    OptionSpec,
 )
 from engine.play.uci_text import BestMove, legal_pv
 
@@ -94,6 +102,52 @@ class InvalidPositionError(ValueError):
 
 class InvalidLimitError(ValueError):
     """The limit (or ``multipv``, ``root_moves``) asks for nothing sensible."""
+
+
+class InvalidOptionError(chess.engine.EngineError, ValueError):
+    """``configure`` was given an unknown option, a value of the wrong type or out of
+    range, or one it cannot use. python-chess raises ``chess.engine.EngineError`` for
+    the same (its ``configure`` checks the option's declaration), so code written for
+    ``SimpleEngine`` catches it; it is a ``ValueError`` as the other refusals are."""
+
+
+def option_value(spec: OptionSpec, value: ConfigValue) -> Optional[str]:
+    """``value`` for option ``spec`` as the ``setoption`` text, checked as python-chess
+    checks an option before sending it, but strictly: a spin takes a whole number (an
+    ``int`` or its digits) within its range, a check a ``bool`` (or ``"true"`` or
+    ``"false"``), a string a ``str``. Raises ``InvalidOptionError`` naming the option."""
+    if spec.kind == "button":
+        return None
+    if spec.kind == "spin":
+        number: Optional[int] = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                number = int(value.strip())
+        if number is None:
+            raise InvalidOptionError(
+                f"{spec.name} must be a whole number from {spec.min} to {spec.max}, not {value!r}"
+            )
+        if not spec.min <= number <= spec.max:
+            where = " (the cores of this machine)" if spec.name == THREADS else ""
+            raise InvalidOptionError(
+                f"{spec.name} must be from {spec.min} to {spec.max}{where}, not {number}"
+            )
+        return str(number)
+    if spec.kind == "check":
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower()
+        raise InvalidOptionError(f"{spec.name} must be True or False, not {value!r}")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidOptionError(f"{spec.name} must be a string, not {value!r}")
+    if "\n" in value or "\r" in value:
+        raise InvalidOptionError(f"{spec.name} must be one line, not {value!r}")
+    return value
 
 
 def check_position(board: chess.Board) -> None:
@@ -412,7 +466,7 @@ class Analyser:
                     stacklevel=2,
                 )
             else:
-                settings[THREADS] = threads
+                settings[THREADS] = min(threads, MAX_THREADS)  # capped: at most the cores
         if syzygy_path is not None:
             settings[SYZYGY_PATH] = syzygy_path
         # The file first: turning the network on then loads the right one, once.
@@ -440,24 +494,36 @@ class Analyser:
         """Set UCI options by name, as python-chess's ``configure`` does.
 
         The names and ranges are the UCI engine's (``Threads``, ``Hash``,
-        ``SyzygyPath``, ``GaviotaTbPath``, ``UCI_LimitStrength``...); a spin value
-        out of range is clamped as in UCI. ``MultiPV``, ``Ponder``, ``UCI_Chess960``
-        and ``UCI_AnalyseMode`` are set by each call and refused here, as are
-        unknown names and values of the wrong type (``ValueError``); a table path
+        ``SyzygyPath``, ``GaviotaTbPath``, ``UCI_LimitStrength``...). Every option is
+        checked before any is set, as python-chess checks them, and
+        ``InvalidOptionError`` (a ``chess.engine.EngineError`` and a ``ValueError``)
+        names the first bad one: an unknown name, a value of the wrong type, a spin
+        value out of range (not clamped as in UCI), or ``MultiPV``, ``Ponder``,
+        ``UCI_Chess960`` and ``UCI_AnalyseMode``, which each call sets. A table path
         with no tables in it, or ``Use NNUE`` with no network ``EvalFile`` can load,
-        raises ``ValueError`` naming what was wrong.
+        raises it too, naming what was wrong.
         """
         with self._claim():
+            checked: list[tuple[OptionSpec, Optional[str]]] = []
             for name, value in options.items():
-                spec = self._options.spec(name)
-                if spec is not None and spec.name in MANAGED_OPTIONS:
-                    raise ValueError(f"{spec.name} is set by each call, not by configure")
-                raw = str(value).lower() if isinstance(value, bool) else value
+                spec = self._options.spec(name) if isinstance(name, str) else None
+                if spec is None:
+                    known = ", ".join(o.name for o in OPTIONS if o.name not in MANAGED_OPTIONS)
+                    raise InvalidOptionError(f"no such option: {name!r} (options: {known})")
+                if spec.name in MANAGED_OPTIONS:
+                    raise InvalidOptionError(f"{spec.name} is set by each call, not by configure")
+                checked.append((spec, option_value(spec, value)))
+            for spec, raw in checked:
                 self._output.messages = []
-                self._controller.set_option(name, None if raw is None else str(raw))
-                if spec is not None and raw and not self._took_effect(spec.name):
+                try:
+                    self._controller.set_option(spec.name, raw)
+                except OptionError as exc:
+                    raise InvalidOptionError(str(exc)) from None
+                if raw and not self._took_effect(spec.name):
                     notes = [m.removeprefix("info string ") for m in self._output.messages]
-                    raise ValueError("; ".join(notes) or f"{spec.name}: nothing usable in {raw}")
+                    raise InvalidOptionError(
+                        "; ".join(notes) or f"{spec.name}: nothing usable in {raw}"
+                    )
 
     def _took_effect(self, option: str) -> bool:
         """False when ``option`` is a table path and no table of that kind is open, or
