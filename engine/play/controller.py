@@ -158,6 +158,8 @@ class Controller:
         self._network: Optional[Network] = None
         """EvalFile's network when Use NNUE is on and it loaded; weakened play leaves it
         unused (``_evaluate_with``)."""
+        self._network_error: Optional[str] = None
+        """Why EvalFile's network did not load while Use NNUE is on (``eval`` says)."""
         if self.options.get_bool(USE_NNUE):
             self._load_network()
         self.book: Optional[OpeningBook] = None
@@ -296,7 +298,12 @@ class Controller:
             white = score if board.turn == chess.WHITE else -score
             lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
             lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
-        if self._network is None:
+        if self._network is None and self._network_error is not None:
+            lines.append(
+                f"Searching with: the hand-written evaluation (the network could not be"
+                f" loaded: {self._network_error})"
+            )
+        elif self._network is None:
             lines.append("Searching with: the hand-written evaluation (Use NNUE is off)")
         elif self._weakness() is not None:
             lines.append(
@@ -312,11 +319,13 @@ class Controller:
         (one info string and the hand-written evaluation when it cannot be read)."""
         self.network_path = None
         self._network = None
+        self._network_error = None
         if self.options.get_bool(USE_NNUE):
             path = network_file(self.options.get_str(EVAL_FILE))
             try:
                 self._network = load_network(path)
             except NetworkError as exc:
+                self._network_error = str(exc)
                 self.info_string(f"EvalFile: {exc}; using the hand-written evaluation")
             else:
                 self.network_path = str(path)

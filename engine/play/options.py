@@ -177,6 +177,11 @@ class Options:
             raise OptionError(f"no such option: {name}")
         note = ""
         value: Optional[Value]
+        if raw is None and spec.kind in ("check", "spin"):
+            wanted = "true or false" if spec.kind == "check" else f"{spec.min}..{spec.max}"
+            raise OptionError(
+                f"{spec.name}: no value given (setoption name {spec.name} value {wanted})"
+            )
         if spec.kind == "button":
             value = None
         elif spec.kind == "check":
