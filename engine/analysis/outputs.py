@@ -10,6 +10,9 @@ calls ``replace_problem`` with the outputs it replaces (not those it appends to)
 that exists, is a regular file and is not empty must be recognisably Cutoff's own
 output of its ``Kind`` (the marker Cutoff writes: the PGN ``Annotator`` tag, a plot's
 metadata, a summary's keys...), else it is refused with one line and left as it was.
+``writable_problem`` (and ``folder_problem`` for an output folder) then refuses an
+output that cannot be written at all (a directory, a missing or read-only folder),
+so that no tool finds it out after its work.
 This module owns the recognising; it must not open files for writing nor know any
 one tool's options.
 """
@@ -252,3 +255,51 @@ def _polyglot_book(path: Path) -> bool:
 
 
 POLYGLOT_BOOK = Kind("a Polyglot book", _polyglot_book)
+
+
+def writable_problem(
+    outputs: Iterable[tuple[str, Optional[StrPath]]], made: Optional[StrPath] = None
+) -> Optional[str]:
+    """Why one of ``outputs`` (each: the option that names it, and its path or None)
+    cannot be written, as one line; None when all can. Found from the file system
+    alone (nothing is opened or created): an output that is a directory, a file that
+    may not be written, or a new file whose folder is missing, is not a folder or may
+    not be written. The folder ``made`` (the tool creates it) may be missing when
+    the nearest existing folder above it may be written. ``-`` (stdout) is skipped."""
+    for option, path in outputs:
+        if path is None or os.fspath(path) == STDIN:
+            continue
+        name = os.fspath(path)
+        if os.path.isdir(name):
+            return f"{option} {name} is a directory; name a file"
+        if os.path.exists(name):
+            if not os.access(name, os.W_OK):
+                return f"{option} {name}: cannot write it: permission denied"
+            continue
+        if os.path.islink(name):
+            return f"{option} {name} is a link to nothing; delete it or choose another name"
+        folder = os.path.dirname(os.path.abspath(name))
+        if not os.path.exists(folder) and not (
+            made is not None and folder == os.path.abspath(made)
+        ):
+            return f"{option} {name}: no folder {os.path.dirname(name)}"
+        problem = folder_problem(folder)
+        if problem:
+            return f"{option} {name}: {problem}"
+    return None
+
+
+def folder_problem(folder: StrPath) -> Optional[str]:
+    """Why files cannot be created (nor replaced, renamed or deleted) in ``folder``,
+    which the tool creates if it is missing; None when they can."""
+    current = os.path.abspath(folder)
+    while not os.path.exists(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    if not os.path.isdir(current):
+        return f"{current} is not a folder"
+    if not os.access(current, os.W_OK | os.X_OK):
+        return f"cannot create files in {current}: permission denied"
+    return None

@@ -4,8 +4,9 @@
 Responsible for refusing match options the tool sets itself, finding the openings
 files passed through to every match, and checking every file the tool will write into
 its output folder (and its plot) before the first one is touched: none may be one of
-the openings or another output, and an existing one must be that tool's own file of
-that kind. It must not start matches or write files.
+the openings or another output, an existing one must be that tool's own file of
+that kind, and each must be writable (not a directory, in a folder that may be
+written). It must not start matches or write files.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Optional
 
-from engine.analysis.outputs import PLOT, Kind, StrPath, overwrite_problem, replace_problem
+from engine.analysis.outputs import (
+    PLOT,
+    Kind,
+    StrPath,
+    folder_problem,
+    overwrite_problem,
+    replace_problem,
+    writable_problem,
+)
 from engine.analysis.plots import plot_file
 
 
@@ -44,25 +53,35 @@ def files_problem(
     outputs: Sequence[tuple[str, Optional[StrPath], Kind]],
     plot: Optional[str],
     inputs: Sequence[StrPath],
+    made: Optional[Path] = None,
 ) -> Optional[str]:
     """Why the tool cannot write ``outputs`` (each: its option, its path or None, its
     kind) and the plot (``--plot``, which needs matplotlib) without destroying one of
-    ``inputs`` or a file that is not its own, as one line; None when it can."""
+    ``inputs`` or a file that is not its own, or at all, as one line; None when it
+    can. ``made`` is the folder the tool creates, which may be missing."""
     if plot and importlib.util.find_spec("matplotlib") is None:
         return "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
     written = [*outputs, ("--plot", None if plot is None else plot_file(plot), PLOT)]
-    return overwrite_problem(
-        [(option, path) for option, path, _ in written], inputs
-    ) or replace_problem(written)
+    paths = [(option, path) for option, path, _ in written]
+    return (
+        overwrite_problem(paths, inputs)
+        or replace_problem(written)
+        or writable_problem(paths, made)
+    )
 
 
 def outputs_problem(
     out: Path, kinds: Mapping[str, Kind], plot: Optional[str], passthrough: Sequence[str]
 ) -> Optional[str]:
     """Why the tool cannot write the files ``kinds`` names in ``out`` and the plot
-    (``--plot``, which needs matplotlib), as one line; None when it can."""
+    (``--plot``, which needs matplotlib), as one line; None when it can. The files
+    in ``out`` are also replaced by renaming and deleted: ``out`` must be writable."""
+    folder = folder_problem(out)
+    if folder:
+        return f"--out {out}: {folder}"
     return files_problem(
         [("--out", out / name, kind) for name, kind in kinds.items()],
         plot,
         openings_passed(passthrough),
+        out,
     )

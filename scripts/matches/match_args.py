@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import chess
 
-from engine.analysis.outputs import overwrite_problem, replace_problem
+from engine.analysis.outputs import overwrite_problem, replace_problem, writable_problem
 
 from ..common import ToolParser
 from . import elo
@@ -24,6 +24,7 @@ from .engines import parse_engine_spec
 from .errors import MatchError
 from .games import DEFAULT_MARGIN_S, DEFAULT_STALL_TIMEOUT_S, DEFAULT_STALL_TIMEOUT_UNTIMED_S
 from .match_openings import DEFAULT_OPENINGS, Opening, load_openings
+from .match_pgn import ANY_PGN
 from .tally import SUMMARY
 from .time_controls import Limits, parse_tc, positive_float, positive_int
 
@@ -164,11 +165,15 @@ def _apply_preset(args: argparse.Namespace) -> None:
 def build_config(args: argparse.Namespace) -> Config:
     """Validate the arguments and load the openings; MatchError on any bad value."""
     _apply_preset(args)
-    # Before anything is written: --pgn appends to its file (never destroying it),
-    # --json replaces its file, so that must be an earlier summary.
-    problem = overwrite_problem(
-        [("--pgn", args.pgn), ("--json", args.json)], [args.openings] if args.openings else []
-    ) or replace_problem([("--json", args.json, SUMMARY)])
+    # Before anything is written: --pgn appends to its file, so that must be games
+    # (never destroying it), --json replaces its file, so that must be an earlier
+    # summary; and both must be writable, not found out after the games.
+    outputs = [("--pgn", args.pgn), ("--json", args.json)]
+    problem = (
+        overwrite_problem(outputs, [args.openings] if args.openings else [])
+        or replace_problem([("--pgn", args.pgn, ANY_PGN), ("--json", args.json, SUMMARY)])
+        or writable_problem(outputs)
+    )
     if problem:
         raise MatchError(problem)
     if len(args.engine) != 2:

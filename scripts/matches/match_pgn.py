@@ -7,8 +7,8 @@ cannot be replayed is one line naming its file and number, and the rest is read)
 and the check that each file named exists before any is read (so that a typo is one
 line, not a half-finished report), and ``LineReport``, their one stderr line per
 game that cannot be replayed, counted for the exit status; and for knowing a file as
-a match PGN (``MATCH_PGN``, by the tags only the match runner writes). It must not interpret the
-games: each tool does.
+a match PGN (``MATCH_PGN``, by the tags only the match runner writes) or as any PGN
+(``ANY_PGN``). It must not interpret the games: each tool does.
 """
 
 from __future__ import annotations
@@ -23,13 +23,17 @@ import chess.pgn
 from engine.analysis.inputs import ErrorReport, read_games
 from engine.analysis.outputs import pgn_kind
 
-__all__ = ["MATCH_PGN", "ErrorReport", "LineReport", "first_missing", "games_of"]
+__all__ = ["ANY_PGN", "MATCH_PGN", "ErrorReport", "LineReport", "first_missing", "games_of"]
 
 MATCH_PGN = pgn_kind(
     "a cutoff-match PGN",
     lambda tags: "Reason" in tags and "Opening" in tags,
 )
 """Games of ``cutoff-match``: their first has its ``Reason`` and ``Opening`` tags."""
+
+ANY_PGN = pgn_kind("a PGN file", bool)
+"""Games of any program: the first starts with a tag pair. What ``cutoff-match --pgn``
+may append to (a file of notes may not be)."""
 
 
 def first_missing(paths: Sequence[str]) -> Optional[str]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem
+from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem, writable_problem
 from engine.analysis.plots import plot_file, save_figure
 
 from ..common import EXIT_FAILED, ToolParser
@@ -369,8 +369,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: error: {missing}: no such file", file=sys.stderr)
         return EXIT_FAILED
     plot = None if args.plot is None else plot_file(args.plot)
-    problem = overwrite_problem([("--plot", plot)], args.pgn) or replace_problem(
-        [("--plot", plot, PLOT)]
+    problem = (
+        overwrite_problem([("--plot", plot)], args.pgn)
+        or replace_problem([("--plot", plot, PLOT)])
+        or writable_problem([("--plot", plot)])
     )
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)

@@ -1,0 +1,178 @@
+"""The match tools' outputs: checked before the first game.
+
+Through the console scripts (``cutoff-match``, ``cutoff-ladder``, ``cutoff-tune``,
+``cutoff-pool``; ``python -m`` when they are not installed), run as processes:
+
+* an output that cannot be written (a directory, a missing folder, a read-only one)
+  is refused with one line before the first game, and nothing is written;
+* ``--pgn`` appends only to a PGN (a file of notes is refused, left byte for byte).
+
+The games are a tiny stub engine's at depth 1 (tests/engines/uci_stub.py): the
+machine is shared.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import chess.pgn
+import pytest
+
+from tests.conftest import REPO
+
+STUB = f"cmd='{sys.executable} {REPO / 'tests' / 'engines' / 'uci_stub.py'}'"
+MODULES = {
+    "cutoff-match": "matches.match",
+    "cutoff-ladder": "matches.ladder",
+    "cutoff-tune": "tuning.spsa",
+    "cutoff-pool": "matches.pool",
+}
+MATCH = [
+    "--engine", f"{STUB} name=A", "--engine", f"{STUB} name=B", "--depth", "1",
+    "--rounds", "1", "--maxmoves", "8", "--quiet",
+]  # fmt: skip
+LADDER = [
+    "--engine", f"{STUB} name=A", "--opponent", f"{STUB} name=L{{elo}}", "--levels", "1",
+    "--depth", "1", "--rounds", "1", "--maxmoves", "8", "--quiet", "--perft-rate", "240000",
+]  # fmt: skip
+TUNE = [
+    "--engine", STUB, "--opponent", f"{STUB} name=opp", "--params", "LMR_BASE",
+    "--iterations", "1", "--depth", "1", "--rounds", "1", "--maxmoves", "8",
+]  # fmt: skip
+NOTES = b"my notes\n"
+HAS_FULL = os.path.exists("/dev/full")
+needs_full = pytest.mark.skipif(not HAS_FULL, reason="no /dev/full to stand in for a full disk")
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
+def run(
+    tool: str, *args: str, cwd: Path, file_limit: Optional[int] = None
+) -> subprocess.CompletedProcess[str]:
+    """The tool's console script beside this interpreter (else ``python -m``), in
+    ``cwd``; with ``file_limit``, no file it writes may grow beyond that many bytes."""
+    script = Path(sys.executable).with_name(tool)
+    command = (
+        [str(script)] if script.exists() else [sys.executable, "-m", f"scripts.{MODULES[tool]}"]
+    )
+
+    def limit() -> None:
+        if file_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+
+    return subprocess.run(
+        [*command, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        preexec_fn=limit,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], prog: str) -> str:
+    """The one error line of a tool that failed with exit status 1."""
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"{prog}: error: "), lines[0]
+    return lines[0]
+
+
+def games(path: Path) -> list[chess.pgn.Game]:
+    found = []
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            assert not game.errors, game.errors
+            found.append(game)
+    return found
+
+
+# ---------------------------------------------------------------- checked first
+
+
+@pytest.mark.parametrize(
+    ("option", "target", "says"),
+    [
+        ("--json", "folder", "is a directory"),
+        ("--json", "missing/summary.json", "no folder missing"),
+        ("--pgn", "folder", "is a directory"),
+        ("--pgn", "missing/games.pgn", "no folder missing"),
+    ],
+)
+def test_match_refuses_an_unwritable_output_before_any_game(
+    tmp_path: Path, option: str, target: str, says: str
+) -> None:
+    (tmp_path / "folder").mkdir()
+    other = ["--json", "summary.json"] if option == "--pgn" else ["--pgn", "games.pgn"]
+    done = run("cutoff-match", *MATCH, option, target, *other, cwd=tmp_path)
+    line = one_line(done, "cutoff-match")
+    assert f"{option} {target}" in line and says in line, line
+    # Not a game played: the other output was not even started.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only folder")
+def test_match_refuses_an_output_in_a_read_only_folder(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        done = run(
+            "cutoff-match", *MATCH, "--json", "locked/s.json", "--pgn", "g.pgn", cwd=tmp_path
+        )
+    finally:
+        locked.chmod(0o755)
+    assert "permission denied" in one_line(done, "cutoff-match")
+    assert not (tmp_path / "g.pgn").exists()
+
+
+def test_ladder_and_tune_refuse_an_unwritable_output_before_any_game(tmp_path: Path) -> None:
+    # A folder where the ladder's table goes, and where the tuner's constants go.
+    (tmp_path / "ladder" / "ladder.md").mkdir(parents=True)
+    done = run("cutoff-ladder", *LADDER, "--out", "ladder", cwd=tmp_path)
+    assert "ladder.md is a directory" in one_line(done, "cutoff-ladder")
+    assert sorted(p.name for p in (tmp_path / "ladder").iterdir()) == ["ladder.md"]
+    (tmp_path / "spsa" / "tuned.json").mkdir(parents=True)
+    done = run("cutoff-tune", *TUNE, "--out", "spsa", cwd=tmp_path)
+    assert "tuned.json is a directory" in one_line(done, "cutoff-tune")
+    assert sorted(p.name for p in (tmp_path / "spsa").iterdir()) == ["tuned.json"]
+
+
+@pytest.mark.skipif(not HAS_MATPLOTLIB, reason="--plot needs matplotlib")
+def test_a_plot_in_a_missing_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    done = run("cutoff-ladder", *LADDER, "--out", "ladder", "--plot", "no/p.png", cwd=tmp_path)
+    assert "--plot no/p.png: no folder no" in one_line(done, "cutoff-ladder")
+    assert not (tmp_path / "ladder").exists()
+    match = run("cutoff-match", *MATCH, "--pgn", "g.pgn", cwd=tmp_path)
+    assert match.returncode == 0, match.stderr
+    done = run("cutoff-pool", "g.pgn", "--plot", "no/p.png", cwd=tmp_path)
+    assert "--plot no/p.png: no folder no" in one_line(done, "cutoff-pool")
+    assert done.stdout == ""  # refused before the report
+
+
+# ---------------------------------------------------------------- appends to a PGN only
+
+
+def test_match_appends_only_to_a_pgn(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(NOTES)
+    done = run("cutoff-match", *MATCH, "--pgn", "notes.txt", cwd=tmp_path)
+    line = one_line(done, "cutoff-match")
+    assert "--pgn notes.txt exists and is not a PGN file" in line, line
+    assert notes.read_bytes() == NOTES
+    # Another program's games (no tag of Cutoff's) are a PGN: appended to, kept whole.
+    theirs = tmp_path / "theirs.pgn"
+    text = '[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n\n'
+    theirs.write_text(text)
+    done = run("cutoff-match", *MATCH, "--pgn", "theirs.pgn", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert theirs.read_text().startswith(text)
+    assert [g.headers["White"] for g in games(theirs)] == ["a", "A", "B"]
