@@ -154,9 +154,14 @@ def atomic_output(out_path: Path, compressed: bool = False) -> Iterator[TextIO]:
     """A text file written under a temporary name and renamed to ``out_path`` at the end,
     gzip-compressed if ``compressed``.
 
-    A run that fails leaves no file that looks complete.
+    A run that fails (a full disk included: the ``OSError`` goes on) leaves no file
+    that looks complete, and the previous file as it was. A symbolic link's target is
+    replaced (the link stays); a device or pipe (``/dev/null``) is written in place,
+    as nothing can be renamed over it.
     """
-    tmp_path = out_path.with_name(out_path.name + ".tmp")
+    target = Path(os.path.realpath(out_path))
+    in_place = target.exists() and not target.is_file()
+    tmp_path = target if in_place else target.with_name(target.name + ".tmp")
     try:
         if compressed:
             handle: TextIO = gzip.open(tmp_path, "wt", encoding="utf-8", newline="\n")  # noqa: SIM115
@@ -167,7 +172,9 @@ def atomic_output(out_path: Path, compressed: bool = False) -> Iterator[TextIO]:
     try:
         with handle:
             yield handle
-        os.replace(tmp_path, out_path)
+        if not in_place:
+            os.replace(tmp_path, target)
     except BaseException:
-        tmp_path.unlink(missing_ok=True)
+        if not in_place:
+            tmp_path.unlink(missing_ok=True)
         raise

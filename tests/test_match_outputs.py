@@ -1,11 +1,15 @@
-"""The match tools' outputs: checked before the first game.
+"""The match tools' outputs: checked before the first game, and never lost to a full
+disk.
 
 Through the console scripts (``cutoff-match``, ``cutoff-ladder``, ``cutoff-tune``,
 ``cutoff-pool``; ``python -m`` when they are not installed), run as processes:
 
 * an output that cannot be written (a directory, a missing folder, a read-only one)
   is refused with one line before the first game, and nothing is written;
-* ``--pgn`` appends only to a PGN (a file of notes is refused, left byte for byte).
+* ``--pgn`` appends only to a PGN (a file of notes is refused, left byte for byte);
+* a write that fails all the same (``/dev/full`` stands in for a full disk, a file
+  size limit for a disk that fills mid-match) is one line and exit status 1, and what
+  was written before stays whole: a ``--resume`` goes on from it.
 
 The games are a tiny stub engine's at depth 1 (tests/engines/uci_stub.py): the
 machine is shared.
@@ -14,6 +18,7 @@ machine is shared.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import resource
 import subprocess
@@ -170,9 +175,76 @@ def test_match_appends_only_to_a_pgn(tmp_path: Path) -> None:
     assert notes.read_bytes() == NOTES
     # Another program's games (no tag of Cutoff's) are a PGN: appended to, kept whole.
     theirs = tmp_path / "theirs.pgn"
-    text = '[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n\n'
+    text = '[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n\n1. e4 e5 1-0'  # no newline
     theirs.write_text(text)
     done = run("cutoff-match", *MATCH, "--pgn", "theirs.pgn", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert theirs.read_text().startswith(text)
+    assert theirs.read_text().startswith(text + "\n")
     assert [g.headers["White"] for g in games(theirs)] == ["a", "A", "B"]
+
+
+# ---------------------------------------------------------------- a full disk
+
+
+@needs_full
+@pytest.mark.parametrize("option", ["--pgn", "--json"])
+def test_match_on_a_full_disk_is_one_line(tmp_path: Path, option: str) -> None:
+    done = run("cutoff-match", *MATCH, option, "/dev/full", cwd=tmp_path)
+    assert one_line(done, "cutoff-match") == "cutoff-match: error: no space left writing /dev/full"
+
+
+def test_a_game_that_does_not_fit_is_taken_back(tmp_path: Path) -> None:
+    """The disk fills in the middle of a game's record: the games before it stay whole,
+    and the match stops with one line."""
+    pgn = tmp_path / "g.pgn"
+    first = run("cutoff-match", *MATCH, "--pgn", "g.pgn", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = pgn.read_bytes()
+    # Room for a part of one more game only (each is several hundred bytes).
+    done = run("cutoff-match", *MATCH, "--pgn", "g.pgn", cwd=tmp_path, file_limit=len(before) + 100)
+    line = one_line(done, "cutoff-match")
+    assert line == "cutoff-match: error: cannot write g.pgn: File too large", line
+    assert pgn.read_bytes() == before
+    assert len(games(pgn)) == 2
+
+
+@needs_full
+def test_ladder_on_a_full_disk_keeps_its_levels_for_resume(tmp_path: Path) -> None:
+    out = tmp_path / "ladder"
+    out.mkdir()
+    (out / "ladder.md").symlink_to("/dev/full")
+    done = run("cutoff-ladder", *LADDER, "--out", "ladder", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "cutoff-ladder: error: no space left writing ladder/ladder.md"
+    )
+    level = (out / "1.pgn").read_bytes()
+    assert len(games(out / "1.pgn")) == 2
+    assert json.loads((out / "1.json").read_text())["games"] == 2
+    (out / "ladder.md").unlink()
+    done = run("cutoff-ladder", *LADDER, "--out", "ladder", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "level 1:" not in done.stderr  # kept, not played again
+    assert (out / "1.pgn").read_bytes() == level
+    assert (out / "ladder.md").read_text().startswith("| opponent level |")
+
+
+@needs_full
+def test_tune_on_a_full_disk_keeps_its_state_for_resume(tmp_path: Path) -> None:
+    out = tmp_path / "spsa"
+    out.mkdir()
+    (out / "tuned.json").symlink_to("/dev/full")
+    done = run("cutoff-tune", *TUNE, "--out", "spsa", cwd=tmp_path)
+    assert (
+        one_line(done, "cutoff-tune") == "cutoff-tune: error: no space left writing spsa/tuned.json"
+    )
+    state = json.loads((out / "spsa.json").read_text())
+    assert state["history"] == []
+    (out / "tuned.json").unlink()
+    done = run("cutoff-tune", *TUNE, "--out", "spsa", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads((out / "spsa.json").read_text())["history"]) == 1
+    # The report's kept constants, too.
+    done = run("cutoff-tune", "report", "spsa", "--keep", "/dev/full", cwd=tmp_path)
+    line = one_line(done, "cutoff-tune report")
+    assert line == "cutoff-tune report: error: no space left writing /dev/full", line

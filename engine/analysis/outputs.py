@@ -12,13 +12,15 @@ output of its ``Kind`` (the marker Cutoff writes: the PGN ``Annotator`` tag, a p
 metadata, a summary's keys...), else it is refused with one line and left as it was.
 ``writable_problem`` (and ``folder_problem`` for an output folder) then refuses an
 output that cannot be written at all (a directory, a missing or read-only folder),
-so that no tool finds it out after its work.
+so that no tool finds it out after its work; ``write_failure`` is the one line for
+a write that failed all the same (``no space left writing FILE``).
 This module owns the recognising; it must not open files for writing nor know any
 one tool's options.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -303,3 +305,15 @@ def folder_problem(folder: StrPath) -> Optional[str]:
     if not os.access(current, os.W_OK | os.X_OK):
         return f"cannot create files in {current}: permission denied"
     return None
+
+
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""The disk or the user's quota is full."""
+
+
+def write_failure(path: StrPath, error: OSError) -> str:
+    """One line for an output that could not be written: ``no space left writing
+    FILE`` for a full disk or quota, else ``cannot write FILE: REASON``."""
+    if error.errno in FULL_DISK:
+        return f"no space left writing {os.fspath(path)}"
+    return f"cannot write {os.fspath(path)}: {error.strerror or error}"

@@ -27,7 +27,9 @@ recorded clock when no ``--tc`` is given, and is refused if its clock would chan
 This module only builds the matches' command lines, reads their summaries and writes
 the ladder: games, statistics and faults are the match runner's and ``elo``'. Exit
 status: 0 every level played (faults are counted in the table, as in a match), 1 bad
-input or a level that could not start, 130/143 interrupted (the levels finished so far
+input (an output that cannot be written included), a level that could not start or
+a file that could not be written after all (a full disk: the finished levels stay
+whole for ``--resume``), 130/143 interrupted (the levels finished so far
 are kept and summarised).
 """
 
@@ -44,9 +46,10 @@ from typing import Any, Optional
 
 import chess
 
-from engine.analysis.outputs import Kind, json_kind, text_kind
-from engine.analysis.plots import save_figure
+from engine.analysis.outputs import Kind, json_kind, text_kind, write_failure
+from engine.analysis.plots import plot_file, save_figure
 
+from ..common import UsageError, atomic_output
 from ..speed import yardstick
 from . import elo, match
 from .drivers import outputs_problem, own_option_problem
@@ -299,11 +302,24 @@ def plot_ladder(summary: dict[str, Any], path: str) -> None:
     plt.close(figure)
 
 
-def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> None:
-    (out / "ladder.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "ladder.md").write_text(format_ladder(summary) + "\n", encoding="utf-8")
+def _write(out: Path, summary: dict[str, Any], plot: Optional[str]) -> Optional[str]:
+    """Write the ladder so far, each file whole or not at all (a full disk leaves the
+    previous one, and ``--resume`` goes on); why one could not be written, or None."""
+    texts = {"ladder.json": json.dumps(summary, indent=2), "ladder.md": format_ladder(summary)}
+    for name, text in texts.items():
+        try:
+            with atomic_output(out / name) as handle:
+                handle.write(text + "\n")
+        except UsageError as err:
+            return str(err)
+        except OSError as err:
+            return write_failure(out / name, err)
     if plot and summary["levels"]:
-        plot_ladder(summary, plot)
+        try:
+            plot_ladder(summary, plot)
+        except OSError as err:
+            return write_failure(plot_file(plot), err)
+    return None
 
 
 def _host_yardstick(
@@ -423,9 +439,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 return 1
         name = summary["engines"][0]["name"]
         rows.append(_row(level, summary))
-        _write(out, ladder_summary(name, rows, host), args.plot)
+        problem = _write(out, ladder_summary(name, rows, host), args.plot)
+        if problem:
+            print(f"{PROG}: error: {problem}", file=sys.stderr)
+            return 1
     result = ladder_summary(name, rows, host)
-    _write(out, result, args.plot)
+    problem = _write(out, result, args.plot)
+    if problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 1
     print(format_ladder(result))
     return status if status not in (0, 2) else 0
 

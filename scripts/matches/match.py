@@ -26,8 +26,10 @@ in progress is not counted. The engines run in their own process group, so that 
 Ctrl-C in the terminal reaches only this runner and is not scored as engine crashes.
 
 Exit status: 0 match finished (or stopped by the SPRT), 1 bad input (including an
-opening whose game is already over, ``--scheduler`` without Dask or with an address
-that answers nothing) or an engine that cannot start, 2 match stopped early by an
+opening whose game is already over, an output that cannot be written, ``--scheduler``
+without Dask or with an address that answers nothing), an engine that cannot start or
+an output that could not be written after all (a full disk: one line, ``no space left
+writing FILE``; the PGN keeps the games before), 2 match stopped early by an
 engine fault (a crash without ``--recover``, or an engine that cannot be restarted),
 by a lost Dask scheduler, or with a pair that failed on every attempt on Dask, 130
 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM.
@@ -38,12 +40,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
+from engine.analysis.outputs import write_failure
+
+from ..common import UsageError, atomic_output
 from .errors import MatchError, MatchInterruptedError
 from .match_args import PROG, build_config, build_parser
 from .runner import run_match
@@ -76,27 +82,43 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 128 + signal.SIGINT
+    if match.output_error is not None:
+        # The games before the one that could not be written are whole in the PGN.
+        print(f"{PROG}: error: {match.output_error}", file=sys.stderr)
+        return 1
     summary = summary_dict(match)
     text = format_summary(summary)
-    if cfg.json_path == "-":
-        print(text, file=sys.stderr)
-        print(json.dumps(summary, indent=2))
-    else:
-        print(text)
-        if cfg.json_path:
-            try:
-                Path(cfg.json_path).write_text(
-                    json.dumps(summary, indent=2) + "\n", encoding="utf-8"
-                )
-            except OSError as err:
-                print(
-                    f"{PROG}: error: cannot write {cfg.json_path!r}: {err.strerror}",
-                    file=sys.stderr,
-                )
-                return 1
+    problem = _write_summary(cfg.json_path, summary, text)
+    if problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 1
     if match.interrupted is not None:
         return 128 + signal.Signals[match.interrupted].value
     return 2 if match.aborted or match.failed_pairs else 0
+
+
+def _write_summary(json_path: Optional[str], summary: dict[str, Any], text: str) -> Optional[str]:
+    """Print the summary (and write it to ``json_path``, whole or not at all); why
+    it could not be written, or None."""
+    try:
+        if json_path == "-":
+            print(text, file=sys.stderr)
+            print(json.dumps(summary, indent=2), flush=True)
+            return None
+        print(text, flush=True)
+    except OSError as err:
+        # What stays in stdout's buffer would fail again at exit, as a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return write_failure("stdout", err)
+    if json_path:
+        try:
+            with atomic_output(Path(json_path)) as handle:
+                handle.write(json.dumps(summary, indent=2) + "\n")
+        except UsageError as err:
+            return str(err)
+        except OSError as err:
+            return write_failure(json_path, err)
+    return None
 
 
 if __name__ == "__main__":

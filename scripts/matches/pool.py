@@ -37,7 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem, writable_problem
+from engine.analysis.outputs import (
+    PLOT,
+    overwrite_problem,
+    replace_problem,
+    writable_problem,
+    write_failure,
+)
 from engine.analysis.plots import plot_file, save_figure
 
 from ..common import EXIT_FAILED, ToolParser
@@ -395,7 +401,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         print(format_report(report))
     if args.plot and report["pooled"]["games"]:
-        plot_pool(report, args.plot)
+        try:
+            plot_pool(report, args.plot)
+        except OSError as err:
+            print(f"{PROG}: error: {write_failure(plot_file(args.plot), err)}", file=sys.stderr)
+            return EXIT_FAILED
     if not report["pooled"]["games"]:
         print(f"{PROG}: error: no finished game of {engine} in these files", file=sys.stderr)
         return EXIT_FAILED

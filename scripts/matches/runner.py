@@ -3,8 +3,10 @@
 Responsible for handing out the games of a match (colour-swapped pairs, one opening per
 pair) to ``concurrency`` workers with two engines each, recording every finished game
 (tally, PGN, progress line on stderr), stopping on an SPRT decision (after completing
-the pair), on an engine fault (unless ``--recover``) or on SIGINT/SIGTERM (the engines
-are ended, the games played so far are kept), and restarting an engine after a fault.
+the pair), on an engine fault (unless ``--recover``), on SIGINT/SIGTERM (the engines
+are ended, the games played so far are kept) or on a game that cannot be written to
+the PGN (a full disk: what was written of it is taken back, so that the games before
+stay whole), and restarting an engine after a fault.
 ``Match`` (the record of a match as it goes) and ``after_fault`` (the fault policy)
 also serve the pairs played on Dask (``pairs``, ``dispatch``).
 It must not play a move itself (``games``) or compute statistics (``elo``).
@@ -14,10 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import stat
 import sys
 import time
-from typing import Any, Optional, TextIO
+from typing import Any, BinaryIO, Optional
+
+from engine.analysis.outputs import write_failure
 
 from . import elo
 from .config import Config
@@ -56,7 +62,10 @@ class Match:
         self.ending_engines: Optional[asyncio.Task[None]] = None
         self.sprt_result: Optional[str] = None
         self.started = time.monotonic()
-        self.pgn_file: Optional[TextIO] = None
+        self.pgn_file: Optional[BinaryIO] = None
+        # Why the games can no longer be written (a full disk), which stops the match.
+        self.output_error: Optional[str] = None
+        self.pgn_needs_break = False
         self.progress_is_tty = sys.stderr.isatty()
         # On the execution layer (``dispatch``): the worker whose engines gave the
         # names, and the pairs that failed on every attempt ({"pair", "error"}).
@@ -64,7 +73,7 @@ class Match:
         self.failed_pairs: list[dict[str, Any]] = []
 
     def take_job(self) -> Optional[GameJob]:
-        if self.next_job >= len(self.jobs) or self.aborted or self.interrupted:
+        if self.next_job >= len(self.jobs) or self.aborted or self.interrupted or self.output_error:
             return None
         job = self.jobs[self.next_job]
         # After an SPRT decision only the second game of an already started pair is
@@ -102,10 +111,11 @@ class Match:
         await asyncio.gather(*(engine.quit(INTERRUPT_QUIT_TIMEOUT_S) for engine in self.engines))
 
     def record(self, rec: GameRecord) -> None:
+        """Count a finished game and append it to the PGN; a game that cannot be
+        written is not counted (nor any after it): the match stops."""
+        if self.output_error is not None or not self._write_game(rec.pgn):
+            return
         self.tally.add(rec)
-        if self.pgn_file is not None:
-            print(rec.pgn, file=self.pgn_file, end="\n\n")
-            self.pgn_file.flush()
         if self.cfg.sprt and self.sprt_result is None:
             llr = self.llr()
             lower, upper = elo.sprt_bounds(self.cfg.alpha, self.cfg.beta)
@@ -160,23 +170,24 @@ class Match:
                         try:
                             await engine.start()
                         except MatchError as err:
-                            if not self.interrupted:
+                            if not (self.interrupted or self.output_error):
                                 self.abort(f"cannot restart engine: {err}")
                             return
-                if self.interrupted:
+                if self.interrupted or self.output_error:
                     return  # the signal came while an engine was (re)starting
                 self.games_in_progress += 1
                 rec = await play_game(job, engines, self.cfg)
                 self.games_in_progress -= 1
-                if self.interrupted:
-                    # Ended by interrupt() (the engines were stopped under it), or
-                    # finished as the signal came: counted as unfinished either way.
+                if self.interrupted or self.output_error:
+                    # Ended by interrupt() or fail_output() (the engines were stopped
+                    # under it), or finished as the signal came: unfinished either way.
                     return
                 self.record(rec)
                 if rec.fault_slot is not None:
                     self._after_fault(engines[rec.fault_slot], rec)
         finally:
-            timeout_s = INTERRUPT_QUIT_TIMEOUT_S if self.interrupted else QUIT_TIMEOUT_S
+            stopped = self.interrupted or self.output_error
+            timeout_s = INTERRUPT_QUIT_TIMEOUT_S if stopped else QUIT_TIMEOUT_S
             for engine in engines:
                 await engine.quit(timeout_s)
 
@@ -189,11 +200,48 @@ class Match:
         """Open the PGN file for appending; MatchError if it cannot be written."""
         if self.cfg.pgn_path:
             try:
-                self.pgn_file = open(self.cfg.pgn_path, "a", encoding="utf-8")  # noqa: SIM115
+                # Unbuffered: each game is written (and on failure taken back) whole.
+                self.pgn_file = open(self.cfg.pgn_path, "ab", buffering=0)  # noqa: SIM115
+                self.pgn_needs_break = _ends_open(self.cfg.pgn_path)
             except OSError as err:
-                raise MatchError(
-                    f"cannot write PGN {self.cfg.pgn_path!r}: {err.strerror}"
-                ) from None
+                raise MatchError(write_failure(self.cfg.pgn_path, err)) from None
+
+    def _write_game(self, pgn: str) -> bool:
+        """Append one game to the PGN file; False when it cannot be written, which
+        takes back what was written of it (the games before stay whole) and stops
+        the match with ``output_error``."""
+        handle = self.pgn_file
+        if handle is None:
+            return True
+        # A file whose last line is not ended gets a blank line first, so that the
+        # game starts on a line of its own.
+        data = memoryview((("\n\n" if self.pgn_needs_break else "") + pgn + "\n\n").encode())
+        status = os.fstat(handle.fileno())
+        try:
+            while data:
+                data = data[handle.write(data) or 0 :]
+        except OSError as err:
+            if stat.S_ISREG(status.st_mode):
+                with contextlib.suppress(OSError):
+                    os.ftruncate(handle.fileno(), status.st_size)
+            assert self.cfg.pgn_path is not None
+            self.fail_output(write_failure(self.cfg.pgn_path, err))
+            return False
+        self.pgn_needs_break = False
+        return True
+
+    def fail_output(self, message: str) -> None:
+        """Stop the match because an output cannot be written: no new game, and the
+        engines are ended now (the games in progress could not be kept either)."""
+        if self.output_error is not None:
+            return
+        self.output_error = message
+        self.stop_reason = message
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # on Dask: the dispatcher stops at the stop reason
+        self.ending_engines = asyncio.ensure_future(self._end_engines())
 
     def close_output(self) -> None:
         """Close the PGN file and end the progress line."""
@@ -217,6 +265,17 @@ class Match:
                 await self.ending_engines
         finally:
             self.close_output()
+
+
+def _ends_open(path: str) -> bool:
+    """Whether the regular file at ``path`` ends in the middle of a line (a file cut
+    short, or written by hand)."""
+    with open(path, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+            return False
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
 
 
 def after_fault(engine: EngineProcess, rec: GameRecord, recover: bool) -> Optional[str]:

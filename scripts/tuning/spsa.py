@@ -37,7 +37,8 @@ at the end of a run too).
 
 This module only builds the matches' command lines, reads their summaries and keeps
 the tuner's state: games and statistics are the match runner's, the constants the
-engine's. Exit status: 0 done, 1 bad input or a match that could not be played,
+engine's. Exit status: 0 done, 1 bad input, a match that could not be played or a
+file that could not be written (a full disk: one line; ``--resume`` goes on),
 130/143 interrupted (the finished iterations are kept).
 """
 
@@ -52,14 +53,15 @@ import random
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
-from engine.analysis.outputs import json_kind
+from engine.analysis.outputs import json_kind, write_failure
+from engine.analysis.plots import plot_file
 from engine.core.tunables import ENV, TUNABLES, Tunable
 
-from ..common import atomic_output
+from ..common import UsageError, atomic_output
 from ..matches import match
 from ..matches.drivers import outputs_problem, own_option_problem
 from ..matches.ladder import STOCKFISH
@@ -193,9 +195,26 @@ def sides(
     }
 
 
+class OutputFailedError(Exception):
+    """A file of the run could not be written (a full disk): the one line that says
+    so. What was written before stays whole, and ``--resume`` goes on from it."""
+
+
+@contextlib.contextmanager
+def _output(path: Path) -> Iterator[TextIO]:
+    """``atomic_output`` whose failure is an ``OutputFailedError`` naming ``path``."""
+    try:
+        with atomic_output(path) as handle:
+            yield handle
+    except UsageError as err:
+        raise OutputFailedError(str(err)) from None
+    except OSError as err:
+        raise OutputFailedError(write_failure(path, err)) from None
+
+
 def _write_json(path: Path, data: Any) -> None:
     """Written whole or not at all: an interruption leaves the previous file."""
-    with atomic_output(path) as handle:
+    with _output(path) as handle:
         handle.write(json.dumps(data, indent=1) + "\n")
 
 
@@ -219,7 +238,7 @@ def drop_unfinished_games(pgn: Path, finished: int) -> int:
         if match_ is None or int(match_.group(1)) <= finished:
             kept.append(game)
     if len(kept) < len(games):
-        with atomic_output(pgn) as handle:
+        with _output(pgn) as handle:
             handle.write("".join(kept))
     return len(games) - len(kept)
 
@@ -262,6 +281,14 @@ def _progress(k: int, total: int, plus: float, minus: float, theta: dict[str, fl
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Tune as the arguments say; the exit status (module docstring)."""
+    try:
+        return _tune(argv)
+    except OutputFailedError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+
+
+def _tune(argv: Optional[Sequence[str]]) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["report"]:
         return spsa_history.main(arguments[1:])
@@ -415,7 +442,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _write_json(state_path, state)
         _write_json(tuned_path, state["theta"])
         if args.plot:
-            plot_history(state, args.plot)
+            try:
+                plot_history(state, args.plot)
+            except OSError as err:
+                raise OutputFailedError(write_failure(plot_file(args.plot), err)) from None
         print(
             _progress(k, args.iterations, scores["plus"], scores["minus"], state["theta"]),
             flush=True,

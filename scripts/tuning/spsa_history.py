@@ -35,10 +35,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from engine.analysis.outputs import Kind
-from engine.analysis.plots import save_figure
+from engine.analysis.outputs import Kind, write_failure
+from engine.analysis.plots import plot_file, save_figure
 from engine.core.tunables import TUNABLES
 
+from ..common import UsageError, atomic_output
 from ..matches.drivers import files_problem
 
 PROG = "cutoff-tune report"
@@ -285,15 +286,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
     else:
         print("\n".join(report_lines(state, args.min_z)))
+    written = None
     try:
         if args.keep:
-            Path(args.keep).write_text(
-                json.dumps(kept(state, args.min_z), indent=1) + "\n", encoding="utf-8"
-            )
+            written = Path(args.keep)
+            with atomic_output(written) as handle:  # whole or not at all
+                handle.write(json.dumps(kept(state, args.min_z), indent=1) + "\n")
         if args.plot:
+            written = plot_file(args.plot)
             plot_history(state, args.plot)
+    except UsageError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
     except OSError as err:
-        print(f"{PROG}: error: {err.filename}: {err.strerror}", file=sys.stderr)
+        assert written is not None
+        print(f"{PROG}: error: {write_failure(written, err)}", file=sys.stderr)
         return 1
     return 0
 
