@@ -26,6 +26,10 @@ and meets python-chess only at the root, the PV and tablebase probes. Builds by
 older versions also compiled a patched python-chess into FULL_DIR; ``remove`` (which
 every build calls first) deletes such a folder, and nothing loads it.
 
+``build_identity`` says which build runs (the sources' digest, the checkout's commit
+when there is one, compiled or not) for the UCI handshake, so that a match PGN can be
+traced to its build.
+
 This module must stay cheap to import (GUIs time the UCI handshake: no mypyc, no
 setuptools at import) and must not import the search.
 """
@@ -221,6 +225,80 @@ def build_description() -> str:
     if len(compiled) < len(COMPILED_MODULES):
         return f"partly compiled ({len(compiled)} of {len(COMPILED_MODULES)} modules)"
     return f"compiled by mypyc ({len(compiled)} modules)"
+
+
+SOURCE_SUFFIXES = (".py", ".nnue", ".json")
+"""The package's files that make the engine what it is: its code, its network and
+weights (not the compiled build, which ``build_description`` tells apart)."""
+
+
+def source_digest() -> str:
+    """The first 12 hex digits of the SHA-256 of the package's source files, in name
+    order: the same for the same code wherever and however it is installed, and
+    different after any edit (a checkout's uncommitted changes too)."""
+    top = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", FULL_DIR))
+        for name in sorted(files):
+            if name.endswith(SOURCE_SUFFIXES) and name != MANIFEST:
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, top).encode() + b"\0")
+                try:
+                    digest.update(_read(path))
+                except OSError:
+                    continue  # an unreadable file: what can be read still tells builds apart
+    return digest.hexdigest()[:12]
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def checkout_commit() -> Optional[str]:
+    """The commit checked out where the package's sources are, when they are a git
+    checkout (or worktree); None for an installed package. Read from ``.git`` directly:
+    no git process in the UCI handshake."""
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git = os.path.join(folder, ".git")
+    try:
+        if os.path.isfile(git):  # a worktree: "gitdir: PATH"
+            pointer = _read(git).decode().strip()
+            git = os.path.join(folder, pointer.partition("gitdir:")[2].strip())
+        head = _read(os.path.join(git, "HEAD")).decode().strip()
+        if not head.startswith("ref:"):
+            return head[:12] or None
+        ref = head.partition("ref:")[2].strip()
+        common = git
+        if os.path.isfile(os.path.join(git, "commondir")):
+            common = os.path.join(git, _read(os.path.join(git, "commondir")).decode().strip())
+        for place in (git, common):
+            if os.path.isfile(os.path.join(place, ref)):
+                return _read(os.path.join(place, ref)).decode().strip()[:12] or None
+        for line in _read(os.path.join(common, "packed-refs")).decode().splitlines():
+            commit, _, name = line.partition(" ")
+            if name == ref:
+                return commit[:12]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def build_identity() -> str:
+    """What identifies this engine's build in one line, for the UCI handshake's
+    ``info string`` (match PGNs record it): ``source DIGEST[, commit C], BUILD``."""
+    parts = [f"source {source_digest()}"]
+    commit = checkout_commit()
+    if commit:
+        parts.append(f"commit {commit}")
+    build = build_description()
+    # Without the advice an interpreted build's description carries; a stale build's
+    # reason stays (it is one).
+    if build.startswith("interpreted (`cutoff compile`") or build.startswith("compiled"):
+        build = build.split(" (", 1)[0]
+    parts.append(build)
+    return ", ".join(parts)
 
 
 # The build runs in a child process: setuptools may exit the interpreter on an error,

@@ -1,5 +1,5 @@
-"""The match tools' outputs: checked before the first game, and never lost to a full
-disk.
+"""The match tools' outputs: checked before the first game, never lost to a full disk,
+and traced to the builds that played them.
 
 Through the console scripts (``cutoff-match``, ``cutoff-ladder``, ``cutoff-tune``,
 ``cutoff-pool``; ``python -m`` when they are not installed), run as processes:
@@ -9,18 +9,23 @@ Through the console scripts (``cutoff-match``, ``cutoff-ladder``, ``cutoff-tune`
 * ``--pgn`` appends only to a PGN (a file of notes is refused, left byte for byte);
 * a write that fails all the same (``/dev/full`` stands in for a full disk, a file
   size limit for a disk that fills mid-match) is one line and exit status 1, and what
-  was written before stays whole: a ``--resume`` goes on from it.
+  was written before stays whole: a ``--resume`` goes on from it;
+* every game records each engine's build (Cutoff's: version, sources' digest, commit,
+  interpreted or compiled) and settings (UCI options, limits).
 
-The games are a tiny stub engine's at depth 1 (tests/engines/uci_stub.py): the
-machine is shared.
+The games are a tiny stub engine's at depth 1 (tests/engines/uci_stub.py) and a few
+of Cutoff's at a handful of nodes: the machine is shared.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import Optional
 
 import chess.pgn
 import pytest
+from uci_harness import engine_command
 
 from tests.conftest import REPO
 
@@ -248,3 +254,58 @@ def test_tune_on_a_full_disk_keeps_its_state_for_resume(tmp_path: Path) -> None:
     done = run("cutoff-tune", "report", "spsa", "--keep", "/dev/full", cwd=tmp_path)
     line = one_line(done, "cutoff-tune report")
     assert line == "cutoff-tune report: error: no space left writing /dev/full", line
+
+
+# ---------------------------------------------------------------- traced to the build
+
+
+def _cutoff_source_digest() -> str:
+    """What ``engine.compiled.source_digest`` computes, computed here independently."""
+    top = REPO / "engine"
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "_full"))
+        for name in sorted(files):
+            if name.endswith((".py", ".nnue", ".json")) and name != "_compiled.json":
+                path = Path(folder) / name
+                digest.update(str(path.relative_to(top)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _checkout_commit() -> Optional[str]:
+    git = shutil.which("git")
+    if git is None or not (REPO / ".git").exists():
+        return None
+    done = subprocess.run([git, "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return done.stdout.strip()[:12] if done.returncode == 0 else None
+
+
+def test_every_game_records_each_engines_build_and_settings(tmp_path: Path) -> None:
+    cutoff = f"cmd='{' '.join(engine_command())}' name=dev option.Hash=8 nodes=40"
+    stub_path = REPO / "tests" / "engines" / "uci_stub.py"
+    stub = f"cmd='{sys.executable} {stub_path} --name stubby' name=stub option.Pick=first"
+    done = run(
+        "cutoff-match", "--engine", cutoff, "--engine", stub, "--depth", "1", "--rounds", "1",
+        "--maxmoves", "4", "--quiet", "--pgn", "g.pgn", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    played = games(tmp_path / "g.pgn")
+    assert len(played) == 2
+    pattern = re.compile(
+        r"Cutoff \S+, source (?P<source>[0-9a-f]{12})(, commit (?P<commit>[0-9a-f]{12}))?, "
+        r"(?P<build>interpreted|compiled|partly compiled).*"
+    )
+    for game in played:
+        side = "White" if game.headers["White"] == "dev" else "Black"
+        other = "Black" if side == "White" else "White"
+        found = pattern.fullmatch(game.headers[f"{side}Engine"])
+        assert found, game.headers
+        assert found["source"] == _cutoff_source_digest()
+        commit = _checkout_commit()
+        if commit is not None:
+            assert found["commit"] == commit
+        # The global --depth 1 holds for both, with its own nodes for Cutoff.
+        assert game.headers[f"{side}Settings"] == "option.Hash=8 depth=1 nodes=40"
+        # The stub says no more than its name; its option and limit are recorded.
+        assert game.headers[f"{other}Engine"] == "stubby"
+        assert game.headers[f"{other}Settings"] == "option.Pick=first depth=1"

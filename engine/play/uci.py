@@ -399,6 +399,11 @@ class UciSession:
         self.writer.write(f"id author {ENGINE_AUTHOR}")
         for line in uci_option_lines():
             self.writer.write(line)
+        # Which build this is, for the records of matches (read before uciok, where
+        # GUIs ignore it): the version alone does not change between commits.
+        from engine.compiled import build_identity
+
+        self.info_string(f"{ENGINE_NAME} {__version__}, {build_identity()}")
         self.writer.write("uciok")
 
     def _setoption(self, controller: Controller, raw_args: str) -> None:

@@ -27,7 +27,7 @@ import chess.engine
 
 from ..common import uci_option_values
 from .errors import MatchError
-from .time_controls import Limits, parse_tc, positive_float, positive_int
+from .time_controls import Limits, fmt_seconds, parse_tc, positive_float, positive_int
 
 # Seconds an engine gets to answer `uci` with `uciok` (python-chess waits 10 s, cutechess 35 s;
 # a Python engine on a loaded machine needs more than the former).
@@ -108,12 +108,25 @@ def parse_engine_spec(text: str, defaults: Limits) -> EngineSpec:
     return spec
 
 
+STARTUP_INFO_LINES = 4
+"""How many ``info string`` lines of the UCI handshake are kept (Cutoff sends one)."""
+STARTUP_INFO_CHARS = 200
+
+
 class _RecordingUciProtocol(chess.engine.UciProtocol):
-    """python-chess's UCI protocol that keeps the engine's last stderr lines for reports."""
+    """python-chess's UCI protocol that keeps the engine's last stderr lines for
+    reports, and the ``info string`` lines it sends before ``uciok`` (Cutoff says
+    there which build it is) for the PGN."""
 
     def __init__(self) -> None:
         super().__init__()
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=3)
+        self.startup_info: list[str] = []
+
+    def line_received(self, line: str) -> None:
+        startup = not self.initialized and line.startswith("info string ")
+        if startup and len(self.startup_info) < STARTUP_INFO_LINES:
+            self.startup_info.append(line[len("info string ") :].strip()[:STARTUP_INFO_CHARS])
 
     def error_line_received(self, line: str) -> None:
         # Kept for fault reports instead of python-chess's warning per line.
@@ -129,6 +142,8 @@ class EngineProcess:
         self.name = name
         self.transport: Optional[asyncio.SubprocessTransport] = None
         self.protocol: Optional[_RecordingUciProtocol] = None
+        self.identity = "?"
+        """What the engine said it is at its last start (``_identity``), for the PGN."""
 
     def proto(self) -> _RecordingUciProtocol:
         if self.protocol is None:
@@ -154,6 +169,7 @@ class EngineProcess:
         self.transport, self.protocol = transport, protocol
         try:
             await asyncio.wait_for(protocol.initialize(), STARTUP_TIMEOUT_S)
+            self.identity = self._identity(protocol)
             await protocol.configure(self._option_values(protocol))
         except asyncio.TimeoutError:
             self.kill()
@@ -162,6 +178,18 @@ class EngineProcess:
             tail = _stderr_hint(protocol)
             self.kill()
             raise MatchError(f"{what} failed during start-up: {err}{tail}") from None
+
+    def _identity(self, protocol: _RecordingUciProtocol) -> str:
+        """What the engine said it is: its ``id name`` and the ``info string`` lines
+        of its handshake (for Cutoff: version, sources' digest, commit, build)."""
+        name = protocol.id.get("name", "").strip()
+        parts = [name] if name else []
+        for info in protocol.startup_info:
+            if name and info.startswith(name):
+                parts = [info]  # it repeats the name: said once
+            else:
+                parts.append(info)
+        return "; ".join(parts) or "?"
 
     def _option_values(
         self, protocol: chess.engine.UciProtocol
@@ -210,6 +238,24 @@ def _stderr_hint(protocol: _RecordingUciProtocol) -> str:
     if not protocol.stderr_tail:
         return ""
     return f"; last stderr: {protocol.stderr_tail[-1].strip()[:200]}"
+
+
+def spec_settings(spec: EngineSpec) -> str:
+    """How the engine was set to play, in the spec's own words: its options
+    (``option.X=V``), environment (``env.X=V``) and limits (``tc=``, ``st=``,
+    ``depth=``, ``nodes=``); ``-`` when none but the defaults."""
+    words = [f"option.{name}={value}" for name, value in spec.options.items()]
+    words += [f"env.{name}={value}" for name, value in spec.env.items()]
+    limits = spec.limits
+    if limits.tc is not None:
+        words.append(f"tc={limits.tc.pgn()}")
+    if limits.movetime_s is not None:
+        words.append(f"st={fmt_seconds(limits.movetime_s)}")
+    if limits.depth is not None:
+        words.append(f"depth={limits.depth}")
+    if limits.nodes is not None:
+        words.append(f"nodes={limits.nodes}")
+    return shlex.join(words) or "-"
 
 
 def default_names(specs: Sequence[EngineSpec]) -> list[str]:

@@ -24,7 +24,7 @@ import chess.pgn
 
 from .adjudication import MATE_CP, adjudicate
 from .config import Config
-from .engines import EngineProcess
+from .engines import EngineProcess, spec_settings
 from .match_openings import Opening
 from .time_controls import Limits
 
@@ -276,4 +276,9 @@ def _fill_headers(
     headers["Termination"] = termination
     headers["Reason"] = reason
     headers["Opening"] = job.opening.label
+    # Which build played, and how it was set: without them a result cannot be traced
+    # to what produced it (Cutoff's version does not change between commits).
+    for side, engine in (("White", white), ("Black", black)):
+        headers[f"{side}Engine"] = engine.identity
+        headers[f"{side}Settings"] = spec_settings(engine.spec)
     headers["PlyCount"] = str(len(board.move_stack))
