@@ -7,6 +7,7 @@ Responsible for the conventions every tool keeps, in one place:
 * ``engine_command``: an ``--engine`` value (a command line) split like a shell line,
   a ``UsageError`` when it is unusable;
 * ``atomic_output``: an output file that appears only once it is complete;
+* ``print_stdout``: a report on stdout whose failure (a full disk) is the tool's to say;
 * ``report_failure`` / ``REPORTED_FAILURES``: bad input, an engine that fails and
   Ctrl-C turned into one line on stderr and an exit status, never a traceback;
 * ``quit_engine``: ending a python-chess engine without hiding the error that
@@ -30,7 +31,7 @@ import shlex
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, Optional, TextIO
 
 import chess.engine
 
@@ -178,3 +179,16 @@ def atomic_output(out_path: Path, compressed: bool = False) -> Iterator[TextIO]:
         if not in_place:
             tmp_path.unlink(missing_ok=True)
         raise
+
+
+def print_stdout(text: str) -> Optional[OSError]:
+    """Print ``text`` on stdout, flushed; the error when it could not be written (a
+    full disk), for the tool to say in one line, or None. After a failure stdout goes
+    to the null device: what is left in its buffer would fail again at exit, as a
+    traceback."""
+    try:
+        print(text, flush=True)
+    except OSError as err:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return err
+    return None

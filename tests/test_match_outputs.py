@@ -63,10 +63,11 @@ HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
 def run(
-    tool: str, *args: str, cwd: Path, file_limit: Optional[int] = None
+    tool: str, *args: str, cwd: Path, file_limit: Optional[int] = None, full_stdout: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """The tool's console script beside this interpreter (else ``python -m``), in
-    ``cwd``; with ``file_limit``, no file it writes may grow beyond that many bytes."""
+    ``cwd``; with ``file_limit``, no file it writes may grow beyond that many bytes;
+    with ``full_stdout``, its stdout is ``/dev/full``."""
     script = Path(sys.executable).with_name(tool)
     command = (
         [str(script)] if script.exists() else [sys.executable, "-m", f"scripts.{MODULES[tool]}"]
@@ -76,15 +77,17 @@ def run(
         if file_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
 
-    return subprocess.run(
-        [*command, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        preexec_fn=limit,
-    )
+    with open("/dev/full" if full_stdout else os.devnull, "w") as full:
+        return subprocess.run(
+            [*command, *args],
+            cwd=cwd,
+            stdout=full if full_stdout else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            preexec_fn=limit,
+        )
 
 
 def one_line(done: subprocess.CompletedProcess[str], prog: str) -> str:
@@ -197,6 +200,27 @@ def test_match_appends_only_to_a_pgn(tmp_path: Path) -> None:
 def test_match_on_a_full_disk_is_one_line(tmp_path: Path, option: str) -> None:
     done = run("cutoff-match", *MATCH, option, "/dev/full", cwd=tmp_path)
     assert one_line(done, "cutoff-match") == "cutoff-match: error: no space left writing /dev/full"
+
+
+@needs_full
+@pytest.mark.parametrize("summary", [[], ["--json", "-"]])
+def test_a_report_on_a_full_stdout_is_one_line(tmp_path: Path, summary: list[str]) -> None:
+    done = run("cutoff-match", *MATCH, "--pgn", "g.pgn", *summary, cwd=tmp_path, full_stdout=True)
+    line = done.stderr.splitlines()[-1]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert line == "cutoff-match: error: no space left writing stdout", line
+    assert len(games(tmp_path / "g.pgn")) == 2  # the games are kept
+    done = run("cutoff-pool", "g.pgn", *summary[:1], cwd=tmp_path, full_stdout=True)
+    assert one_line(done, "cutoff-pool") == "cutoff-pool: error: no space left writing stdout"
+
+
+@needs_full
+def test_a_full_disk_stops_a_match_on_dask(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    done = run("cutoff-match", *MATCH, "--scheduler", "local:1", "--pgn", "/dev/full", cwd=tmp_path)
+    line = done.stderr.splitlines()[-1]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert line == "cutoff-match: error: no space left writing /dev/full", line
 
 
 def test_a_game_that_does_not_fit_is_taken_back(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ import chess
 from engine.analysis.outputs import Kind, json_kind, text_kind, write_failure
 from engine.analysis.plots import plot_file, save_figure
 
-from ..common import UsageError, atomic_output
+from ..common import UsageError, atomic_output, print_stdout
 from ..speed import yardstick
 from . import elo, match
 from .drivers import outputs_problem, own_option_problem
@@ -448,7 +448,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 1
-    print(format_ladder(result))
+    failed = print_stdout(format_ladder(result))
+    if failed is not None:
+        print(f"{PROG}: error: {write_failure('stdout', failed)}", file=sys.stderr)
+        return 1
     return status if status not in (0, 2) else 0
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -49,7 +48,7 @@ from typing import Any, Optional
 
 from engine.analysis.outputs import write_failure
 
-from ..common import UsageError, atomic_output
+from ..common import UsageError, atomic_output, print_stdout
 from .errors import MatchError, MatchInterruptedError
 from .match_args import PROG, build_config, build_parser
 from .runner import run_match
@@ -100,16 +99,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _write_summary(json_path: Optional[str], summary: dict[str, Any], text: str) -> Optional[str]:
     """Print the summary (and write it to ``json_path``, whole or not at all); why
     it could not be written, or None."""
-    try:
-        if json_path == "-":
-            print(text, file=sys.stderr)
-            print(json.dumps(summary, indent=2), flush=True)
-            return None
-        print(text, flush=True)
-    except OSError as err:
-        # What stays in stdout's buffer would fail again at exit, as a traceback.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return write_failure("stdout", err)
+    if json_path == "-":
+        print(text, file=sys.stderr)
+        failed = print_stdout(json.dumps(summary, indent=2))
+    else:
+        failed = print_stdout(text)
+    if failed is not None:
+        return write_failure("stdout", failed)
+    if json_path == "-":
+        return None
     if json_path:
         try:
             with atomic_output(Path(json_path)) as handle:

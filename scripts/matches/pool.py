@@ -46,7 +46,7 @@ from engine.analysis.outputs import (
 )
 from engine.analysis.plots import plot_file, save_figure
 
-from ..common import EXIT_FAILED, ToolParser
+from ..common import EXIT_FAILED, ToolParser, print_stdout
 from . import elo
 from .match_pgn import first_missing
 
@@ -396,10 +396,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     report, problems = pool(args.pgn, engine, (args.sprt[0], args.sprt[1]), args.alpha)
     for problem in problems:
         print(f"{PROG}: {problem}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(format_report(report))
+    failed = print_stdout(json.dumps(report, indent=2) if args.json else format_report(report))
+    if failed is not None:
+        print(f"{PROG}: error: {write_failure('stdout', failed)}", file=sys.stderr)
+        return EXIT_FAILED
     if args.plot and report["pooled"]["games"]:
         try:
             plot_pool(report, args.plot)

@@ -61,7 +61,7 @@ from engine.analysis.outputs import json_kind, write_failure
 from engine.analysis.plots import plot_file
 from engine.core.tunables import ENV, TUNABLES, Tunable
 
-from ..common import UsageError, atomic_output
+from ..common import UsageError, atomic_output, print_stdout
 from ..matches import match
 from ..matches.drivers import outputs_problem, own_option_problem
 from ..matches.ladder import STOCKFISH
@@ -446,13 +446,18 @@ def _tune(argv: Optional[Sequence[str]]) -> int:
                 plot_history(state, args.plot)
             except OSError as err:
                 raise OutputFailedError(write_failure(plot_file(args.plot), err)) from None
-        print(
-            _progress(k, args.iterations, scores["plus"], scores["minus"], state["theta"]),
-            flush=True,
-        )
-    print(f"{PROG}: {len(state['history'])} iterations; the constants: {tuned_path}")
-    print("\n".join(report_lines(state)))
+        _say(_progress(k, args.iterations, scores["plus"], scores["minus"], state["theta"]))
+    _say(f"{PROG}: {len(state['history'])} iterations; the constants: {tuned_path}")
+    _say("\n".join(report_lines(state)))
     return 0
+
+
+def _say(text: str) -> None:
+    """A line on stdout; ``OutputFailedError`` when stdout cannot take it (the state
+    is written already: ``--resume`` goes on)."""
+    failed = print_stdout(text)
+    if failed is not None:
+        raise OutputFailedError(write_failure("stdout", failed))
 
 
 if __name__ == "__main__":

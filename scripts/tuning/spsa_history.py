@@ -39,7 +39,7 @@ from engine.analysis.outputs import Kind, write_failure
 from engine.analysis.plots import plot_file, save_figure
 from engine.core.tunables import TUNABLES
 
-from ..common import UsageError, atomic_output
+from ..common import UsageError, atomic_output, print_stdout
 from ..matches.drivers import files_problem
 
 PROG = "cutoff-tune report"
@@ -271,21 +271,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     if args.json:
         elo = detectable_elo_per_step(state)
-        print(
-            json.dumps(
-                {
-                    "iterations": len(state["history"]),
-                    "mean_score": mean_score(state),
-                    "detectable_elo_per_step": elo if math.isfinite(elo) else None,
-                    "constants": [
-                        asdict(row) | {"settled": row.settled} for row in movements(state)
-                    ],
-                },
-                indent=1,
-            )
+        text = json.dumps(
+            {
+                "iterations": len(state["history"]),
+                "mean_score": mean_score(state),
+                "detectable_elo_per_step": elo if math.isfinite(elo) else None,
+                "constants": [asdict(row) | {"settled": row.settled} for row in movements(state)],
+            },
+            indent=1,
         )
     else:
-        print("\n".join(report_lines(state, args.min_z)))
+        text = "\n".join(report_lines(state, args.min_z))
+    failed = print_stdout(text)
+    if failed is not None:
+        print(f"{PROG}: error: {write_failure('stdout', failed)}", file=sys.stderr)
+        return 1
     written = None
     try:
         if args.keep:
