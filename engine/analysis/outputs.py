@@ -6,10 +6,11 @@ the match tools' ``--pgn``, ``--json``, ``--plot``, ``-o``) calls ``overwrite_pr
 with its outputs and its inputs before it writes or truncates anything: an output
 that is an input (the same file by name, by a hard link or by a symbolic link, or the
 file on stdin), or two outputs that are one file, is refused with one line. It then
-calls ``replace_problem`` with the outputs it replaces (not those it appends to): one
-that exists, is a regular file and is not empty must be recognisably Cutoff's own
-output of its ``Kind`` (the marker Cutoff writes: the PGN ``Annotator`` tag, a plot's
-metadata, a summary's keys...), else it is refused with one line and left as it was.
+calls ``replace_problem`` with the outputs it replaces: one that exists, is a regular
+file and is not empty must be recognisably Cutoff's own output of its ``Kind`` (the
+marker Cutoff writes: the PGN ``Annotator`` tag, a plot's metadata, a summary's
+keys...), else it is refused with one line and left as it was; and with those it
+appends to, of the kind it may append to (``cutoff-match --pgn``: any PGN).
 ``writable_problem`` (and ``folder_problem`` for an output folder) then refuses an
 output that cannot be written at all (a directory, a missing or read-only folder),
 so that no tool finds it out after its work; ``write_failure`` is the one line for
