@@ -482,6 +482,47 @@ def test_annotate_keeps_the_moves_before_an_illegal_one(tmp_path: Path) -> None:
     assert chess.pgn.read_game(out) is None
 
 
+RUNAWAY = (
+    '[Event "one"]\n\n1. e4 e5 *\n\n'
+    "{unclosed comment, in the junk between two games\n\n"
+    '[Event "two"]\n[White "w"]\n\n1. d4 d5 2. c4 e6 3. Nc3 Nf6 *\n\n'
+    '[Event "three"]\n\n1. e4 {never closed c5 2. Nf3 *\n'
+)
+
+
+@pytest.mark.parametrize("command", ["analyse", "annotate"])
+def test_an_unclosed_comment_does_not_swallow_the_games_after_it(
+    tmp_path: Path, command: str
+) -> None:
+    """The line of a ``{`` never closed is reported, and the game after it is read from
+    its tags. Before (issue 103.7): "game 2: not a PGN game ... skipped", and the real
+    second game was never analysed nor mentioned."""
+    games = tmp_path / "runaway.pgn"
+    games.write_text(RUNAWAY)
+    form = ["--json"] if command == "analyse" else []
+    done = run(tmp_path, command, str(games), "--depth", "1", "--quiet", *form, "-o", "out")
+    assert done.returncode == 1
+    name = "runaway.pgn" if command == "analyse" else games  # as each names a file
+    assert done.stderr.splitlines() == [
+        f"cutoff {command}: {name}:5: a comment opened here with '{{' is not closed "
+        "before the tags at line 7; it is taken to end there",
+        f"cutoff {command}: {name}: game 2: not a PGN game (no tag pairs and no moves); skipped",
+        f"cutoff {command}: {name}:14: a comment opened here with '{{' is never closed",
+    ]
+    output = (tmp_path / "out").read_text()
+    if command == "annotate":
+        annotated = io.StringIO(output)
+        read = []
+        while (game := chess.pgn.read_game(annotated)) is not None:
+            read.append((game.headers["Event"], len(list(game.mainline_moves()))))
+        assert read == [("one", 2), ("two", 6), ("three", 1)]
+    else:
+        sources = [str(record["source"]) for record in records(output)]
+        assert [source.split(", ply")[0] for source in sources] == (
+            ["runaway.pgn: game 1"] * 3 + ["runaway.pgn: game 3"] * 7 + ["runaway.pgn: game 4"] * 2
+        )
+
+
 def test_annotate_plot_and_bad_files(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "eval.png"

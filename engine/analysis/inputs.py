@@ -14,7 +14,9 @@ of ``PositionTask``s in input order, each with where it came from (``file:line``
 * ``-``: standard input, read as lines or as PGN.
 
 Bad input never stops the stream: an invalid line, a broken game or an unreadable
-file is reported through ``on_error`` with its place and skipped. ``read_games`` is
+file is reported through ``on_error`` with its place and skipped; a ``{`` comment never
+closed is reported with its line and ends before the next game's tags, so that it
+cannot swallow the games after it. ``read_games`` is
 that PGN reader on its own, for the tools that take whole games (``cutoff annotate``,
 the opening-book builder). This module reads files; it must not search or write output.
 """
@@ -27,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, TextIO, TypeVar
+from typing import Optional, TextIO, TypeVar, cast
 
 import chess
 import chess.pgn
@@ -280,6 +282,81 @@ def _mainline_cut(game: chess.pgn.Game, plies: int) -> None:
     node.variations.clear()
 
 
+_COMMENT_START = re.compile(r"[{;]")
+
+
+class _Lines:
+    """A PGN stream handed to python-chess line by line (``readline``, all it calls)
+    that keeps a comment left open from swallowing the games after it.
+
+    python-chess reads a ``{`` comment until a ``}``, across any number of lines: one
+    never closed (``{unclosed`` in junk between two games) takes every later game
+    with it. Here the lines handed out are followed as PGN reads them (``{`` opens a
+    comment, ``}`` closes it; ``;`` comments out the rest of a line, ``%`` a whole
+    line; tag lines hold no comment), and when a comment is still open at a line
+    that is a tag pair, the comment is closed and the game ended just before it
+    (``}`` and an empty line are handed out first), so that the next game is read
+    from its tags. Each such comment is noted in ``runaways``."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self._handle = handle
+        self._queued: list[str] = []
+        self.number = 0
+        """Lines of the file read so far."""
+        self._open_at: Optional[int] = None
+        """The line of the ``{`` whose comment is open, if one is."""
+        self.runaways: list[tuple[int, Optional[int]]] = []
+        """(line of a ``{`` left open, line of the tags it was closed before, or None
+        when it ran to the end of the file), in order, until read by the caller."""
+
+    def readline(self) -> str:
+        if self._queued:
+            return self._queued.pop(0)
+        line = self._handle.readline()
+        if not line:
+            if self._open_at is not None:
+                self.runaways.append((self._open_at, None))
+                self._open_at = None
+            return line
+        self.number += 1
+        if self._open_at is not None and chess.pgn.TAG_REGEX.match(line):
+            self.runaways.append((self._open_at, self.number))
+            self._open_at = None
+            self._queued = ["\n", line]
+            return "}\n"
+        self._follow(line)
+        return line
+
+    def _follow(self, line: str) -> None:
+        """Note whether a comment is open at the end of ``line``."""
+        if self._open_at is None and (
+            line.startswith("%") or chess.pgn.TAG_REGEX.match(line) is not None
+        ):
+            return
+        place = 0
+        while True:  # by str.find, not char by char: a database may be large
+            if self._open_at is not None:
+                place = line.find("}", place) + 1
+                if not place:
+                    return
+                self._open_at = None
+            else:
+                opens = _COMMENT_START.search(line, place)
+                if opens is None or opens.group() == ";":
+                    return
+                self._open_at = self.number
+                place = opens.end()
+
+
+def _runaway_report(name: str, opened: int, closed: Optional[int]) -> str:
+    if closed is None:
+        return f"{name}:{opened}: a comment opened here with '{{' is never closed"
+    return (
+        f"{name}:{opened}: a comment opened here with '{{' is not closed before the tags "
+        f"at line {closed}; it is taken to end there"
+    )
+
+
 def read_games(
     name: str, handle: TextIO, on_error: ErrorReport, keep_prefix: bool = False
 ) -> Iterator[tuple[int, chess.pgn.Game, chess.Board]]:
@@ -289,14 +366,21 @@ def read_games(
     to the moves before it (``stopped_at`` says why); an error only inside a
     variation is reported and the game kept. A bad ``FEN`` header, or text that is
     no game at all (no tag pairs, no moves), skips the game; text that python-chess
-    cannot read ends the stream with a report."""
+    cannot read ends the stream with a report. A ``{`` comment never closed is
+    reported with its line and ends before the next game's tags (``_Lines``), so no
+    game after it is lost."""
     number = 0
+    lines = _Lines(handle)
     while True:
         try:
-            game = chess.pgn.read_game(handle, Visitor=_QuietGameBuilder)
+            # python-chess asks for a TextIO and calls only its readline.
+            game = chess.pgn.read_game(cast(TextIO, lines), Visitor=_QuietGameBuilder)
         except (ValueError, UnicodeDecodeError, IndexError, AssertionError) as exc:
             on_error(f"{name}: game {number + 1}: unreadable: {type(exc).__name__}: {exc}")
             return
+        for opened, closed in lines.runaways:
+            on_error(_runaway_report(name, opened, closed))
+        lines.runaways.clear()
         if game is None:
             return
         number += 1
