@@ -6,10 +6,11 @@ point here. Names are relative to ``engine``, perft's are written in full.
 tests/test_architecture.py fails when a module is missing here or a name here is no
 module. The tools' map is scripts/__init__.py's docstring.
 
-The package root, the compiled build and child processes (``engine``, ``engine.compiled``,
-``engine.processes``):
+The package root, the compiled build, the extras' install hint and child processes
+(``engine``, ``engine.compiled``, ``engine.extras``, ``engine.processes``):
 
 - ``compiled``           cutoff compile: the hot modules built by mypyc; the stale-build guard.
+- ``extras``             the one install hint for an optional extra (``pip install '...[plot]'``).
 - ``processes``          child processes (helpers, workers) started without the caller's
                          ``__main__``.
 
@@ -89,7 +90,7 @@ a cycle anywhere in the repository. ``NAME.*`` is a package and all its modules;
 bare name is that module alone. perft and scripts use the engine; the engine imports
 neither.
 
-    layer 0: engine engine.compiled engine.processes
+    layer 0: engine engine.compiled engine.extras engine.processes
     layer 1: engine.core.*
     layer 2: engine.play.*
     layer 3: engine.analysis.*

@@ -669,7 +669,9 @@ def _annotate(args: argparse.Namespace) -> int:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
+            from engine.extras import install_hint
+
+            errors(f"--plot needs matplotlib: {install_hint('plot')}")
             return EXIT_USAGE
     if not args.pgn.is_file():
         errors(f"{args.pgn}: {'not a file' if args.pgn.exists() else 'no such file'}")
@@ -821,7 +823,9 @@ def _stats(args: argparse.Namespace) -> int:
     from engine.analysis import stats
 
     if args.plot is not None and not _has_matplotlib():
-        errors("--plot needs matplotlib: pip install 'cutoff-chess[plot]'")
+        from engine.extras import install_hint
+
+        errors(f"--plot needs matplotlib: {install_hint('plot')}")
         return EXIT_USAGE
     positions = list(stats.DEFAULT_POSITIONS)
     if args.positions:
@@ -857,9 +861,11 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _has_matplotlib() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # -------------------------------------------------------------------- bench

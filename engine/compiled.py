@@ -366,8 +366,10 @@ def build(pkg: Optional[str] = None, out: Callable[[str], None] = print) -> list
     pkg = pkg or package_dir()
     missing = missing_tools()
     if missing:
+        from engine.extras import install_hint
+
         raise CompileError(
-            f"needs {' and '.join(missing)}: pip install 'cutoff-chess[compile]' "
+            f"needs {' and '.join(missing)}: {install_hint('compile')} "
             "(or pip install mypy setuptools)"
         )
     if not os.access(pkg, os.W_OK):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.extras import install_hint
 from scripts.matches import dispatch
 from scripts.matches.config import Config
 from scripts.matches.errors import MatchError
@@ -134,7 +135,7 @@ def test_scheduler_without_dask_says_how_to_install(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip() == (
-        "cutoff-match: error: --scheduler needs Dask: pip install 'cutoff-chess[dask]'"
+        f"cutoff-match: error: --scheduler needs Dask: {install_hint('dask')}"
     )
     assert not pgn.exists()
 

@@ -20,7 +20,7 @@ module writes what viewers such as lichess show:
   ``WhiteACPL``, ``BlackACPL`` and in the game's summary comment.
 
 ``plot_evaluation`` draws the evaluation graph with matplotlib, an optional
-extra (``pip install 'cutoff-chess[plot]'``), imported only when called. This
+extra (``engine.extras.install_hint("plot")``), imported only when called. This
 module must not search: it reads analyses it is given.
 """
 

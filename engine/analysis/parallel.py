@@ -56,6 +56,7 @@ from types import FrameType
 from typing import Any, Optional, TypeVar
 
 from engine import processes
+from engine.extras import install_hint
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -66,7 +67,8 @@ IN_FLIGHT_PER_WORKER = 2
 """Chunks submitted ahead per worker: enough to keep it busy, few enough to stop early."""
 SCHEDULER_TIMEOUT_S = 10.0
 """How long to wait for a Dask scheduler to answer before giving up."""
-INSTALL_HINT = "pip install 'cutoff-chess[dask]'"
+INSTALL_HINT = install_hint("dask")
+"""What a missing Dask says to run (``engine.extras``)."""
 
 _WORKER_STATE: dict[str, Any] = {}
 """One cache per process for what a task function keeps between chunks (never the

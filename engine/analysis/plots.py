@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from engine.analysis.outputs import MARK
+from engine.extras import install_hint
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -38,9 +39,7 @@ def use_file_backend() -> None:
     try:
         import matplotlib
     except ImportError:
-        raise PlotUnavailableError(
-            "plotting needs matplotlib: pip install 'cutoff-chess[plot]'"
-        ) from None
+        raise PlotUnavailableError(f"plotting needs matplotlib: {install_hint('plot')}") from None
     matplotlib.use("Agg")
 
 

@@ -335,7 +335,9 @@ def train(args: Any) -> int:
     try:
         import torch
     except ImportError:
-        raise UsageError("training needs PyTorch: pip install 'cutoff-chess[train]'") from None
+        from engine.extras import install_hint
+
+        raise UsageError(f"training needs PyTorch: {install_hint('train')}") from None
     began = time.monotonic()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)

@@ -232,7 +232,9 @@ def plot(model: WdlModel, held_out: Samples, report: dict[str, object], path: Pa
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'cutoff-chess[plot]'") from None
+        from engine.extras import install_hint
+
+        raise UsageError(f"--plot needs matplotlib: {install_hint('plot')}") from None
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4), dpi=100)
     scores = np.linspace(-600, 600, 241)
     for count, colour in ((78, "#1f5fa8"), (45, "#2ca02c"), (20, "#d62728")):
