@@ -633,19 +633,21 @@ def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Ca
 # ----------------------------------------------------------------- annotate
 
 
-def _games(path: Path, errors: _Errors) -> Iterator[tuple[int, chess.pgn.Game]]:
-    """The games of ``path``; one whose main line breaks (an illegal move...) is
-    reported and kept up to the break, as ``cutoff analyse`` keeps it."""
+def _games(path: Path, on_error: Callable[[str], None]) -> list[tuple[int, chess.pgn.Game]]:
+    """The games of ``path``, read before any work (so that every output, one graph
+    per game, is known and checked first); one whose main line breaks (an illegal
+    move...) is reported and kept up to the break, as ``cutoff analyse`` keeps it."""
     from engine.analysis.inputs import read_games
 
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return [
+                (number, game)
+                for number, game, _ in read_games(str(path), handle, on_error, keep_prefix=True)
+            ]
     except OSError as exc:
-        errors(f"{path}: cannot read: {exc.strerror or exc}")
-        return
-    with handle:
-        for number, game, _ in read_games(str(path), handle, errors, keep_prefix=True):
-            yield number, game
+        on_error(f"{path}: cannot read: {exc.strerror or exc}")
+        return []
 
 
 def _annotate(args: argparse.Namespace) -> int:
@@ -660,26 +662,25 @@ def _annotate(args: argparse.Namespace) -> int:
         overwrite_problem,
         replace_problem,
     )
-    from engine.analysis.plots import PlotUnavailableError, plot_file
+    from engine.analysis.plots import PlotUnavailableError, format_problem, plot_file
+    from engine.extras import install_hint
 
     errors = _Errors("cutoff annotate")
     # The report's lines, as written below: the game's number and players first.
     report_kind = json_lines_kind("a cutoff annotate --json report", ("game", "white", "black"))
-    if args.plot is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            from engine.extras import install_hint
-
-            errors(f"--plot needs matplotlib: {install_hint('plot')}")
-            return EXIT_USAGE
+    if args.plot is not None and not _has_matplotlib():
+        errors(f"--plot needs matplotlib: {install_hint('plot')}")
+        return EXIT_USAGE
     if not args.pgn.is_file():
         errors(f"{args.pgn}: {'not a file' if args.pgn.exists() else 'no such file'}")
         return EXIT_USAGE
+    # The input's problems are said once the outputs are known to be fine.
+    reading: list[str] = []
+    games = _games(args.pgn, reading.append)
     plots = [] if args.plot is None else [plot_file(args.plot)]
-    if args.plot is not None:
+    if plots:
         # One graph per game: the second game's is PLOT-2.png, and so on.
-        plots += [_numbered(plots[0], number) for number in range(2, _game_count(args.pgn) + 1)]
+        plots += [_numbered(plots[0], number) for number in range(2, len(games) + 1)]
     outputs = [("-o", args.output), *(("--plot", path) for path in plots), ("--json", args.json)]
     problem = overwrite_problem(outputs, [args.pgn]) or replace_problem(
         [
@@ -688,32 +689,38 @@ def _annotate(args: argparse.Namespace) -> int:
             ("--json", args.json, report_kind),
         ]
     )
+    for _, path in outputs:
+        problem = problem or (_writable(path) if path is not None else None)
+    if plots and not problem:
+        unwritable = format_problem(plots[0])
+        problem = f"--plot {unwritable}" if unwritable else None
     if problem:
         errors(problem)
         return EXIT_USAGE
-    for _, path in outputs:
-        problem = _writable(path) if path is not None else None
-        if problem:
-            errors(problem)
-            return EXIT_USAGE
     usable, network = _network(args, errors)
     if not usable:
         return EXIT_USAGE
+    for message in reading:
+        errors(message)
     limit = _limit(args)
     label = f"Cutoff {__version__}, " + _describe(limit)
-    try:
-        stream, close = _open_output(args.output)
-        report = None if args.json is None else open(args.json, "w", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        errors(f"{exc.filename or args.output}: cannot write: {exc.strerror or exc}")
-        return EXIT_USAGE
-    games = 0
-    try:
+    with contextlib.ExitStack() as closing:
+        try:
+            stream, close = _open_output(args.output)
+            closing.callback(close)
+            report = None
+            if args.json is not None:
+                report = open(args.json, "w", encoding="utf-8")  # noqa: SIM115
+                closing.callback(report.close)
+        except OSError as exc:
+            errors(f"{exc.filename or args.output}: cannot write: {exc.strerror or exc}")
+            return EXIT_USAGE
+        done = 0
         with (
             _signals_stop_the_run(),
             Analyser(args.hash, use_nnue=network is not None, eval_file=network) as analyser,
         ):
-            for number, game in _games(args.pgn, errors):
+            for number, game in games:
                 plies = sum(1 for _ in game.mainline_moves()) + 1
                 bar = _progress(plies, args.quiet, "pos")
                 positions = []
@@ -739,41 +746,24 @@ def _annotate(args: argparse.Namespace) -> int:
                     }
                     report.write(json.dumps(record) + "\n")
                     report.flush()
-                games += 1
                 if not args.quiet:
                     sys.stderr.write(
                         f"cutoff annotate: game {number}: {plies} positions in "
                         f"{time.monotonic() - started:.1f} s\n"
                     )
-                if args.plot is not None:
-                    path = args.plot if games == 1 else _numbered(args.plot, games)
-                    title = _title(game)
+                if plots:
+                    path = plots[done]
                     try:
-                        plot_evaluation(positions, path, title, args.win_model)
+                        plot_evaluation(positions, path, _title(game), args.win_model)
                     except PlotUnavailableError as exc:
                         errors(str(exc))
                         return EXIT_USAGE
                     except OSError as exc:
                         errors(f"{path}: cannot write the graph: {exc.strerror or exc}")
-    finally:
-        close()
-        if report is not None:
-            report.close()
-    if games == 0 and errors.count == 0:
+                done += 1
+    if not games and errors.count == 0:
         errors(f"{args.pgn}: no games")
     return EXIT_FAILED if errors.count else EXIT_OK
-
-
-def _game_count(path: Path) -> int:
-    """How many games ``path`` holds at most (their tag sections), read quickly."""
-    count = 0
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            while chess.pgn.read_headers(handle) is not None:
-                count += 1
-    except OSError:
-        pass  # reading the games will say why
-    return count
 
 
 def _numbered(path: Path, number: int) -> Path:
@@ -822,11 +812,11 @@ def _stats(args: argparse.Namespace) -> int:
         )
     from engine.analysis import stats
 
-    if args.plot is not None and not _has_matplotlib():
-        from engine.extras import install_hint
-
-        errors(f"--plot needs matplotlib: {install_hint('plot')}")
-        return EXIT_USAGE
+    if args.plot is not None:
+        problem = _plot_problem(args.plot, [args.positions] if args.positions else [])
+        if problem:
+            errors(problem)
+            return EXIT_USAGE
     positions = list(stats.DEFAULT_POSITIONS)
     if args.positions:
         from engine.analysis.inputs import read_positions
@@ -856,8 +846,28 @@ def _stats(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(stats.markdown(data))
     if args.plot is not None:
-        stats.plot(data, args.plot)
+        from engine.analysis.plots import plot_file
+
+        stats.plot(data, plot_file(args.plot))
     return EXIT_FAILED if errors.count or data["value_mismatches"] else EXIT_OK
+
+
+def _plot_problem(path: Path, inputs: list[str]) -> Optional[str]:
+    """Why one graph cannot be written at ``path`` (see ``_annotate``'s checks)."""
+    from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem
+    from engine.analysis.plots import format_problem, plot_file
+    from engine.extras import install_hint
+
+    if not _has_matplotlib():
+        return f"--plot needs matplotlib: {install_hint('plot')}"
+    plot = plot_file(path)
+    unwritable = None if plot.is_dir() else format_problem(plot)
+    return (
+        overwrite_problem([("--plot", plot)], inputs)
+        or replace_problem([("--plot", plot, PLOT)])
+        or _writable(plot)
+        or (f"--plot {unwritable}" if unwritable else None)
+    )
 
 
 def _has_matplotlib() -> bool:

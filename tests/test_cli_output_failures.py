@@ -1,7 +1,10 @@
 """What ``cutoff analyse``, ``cutoff annotate`` and ``cutoff stats`` do with outputs
 they cannot write, through the real commands (issue 103).
 
-A missing extra names the one install command that works from where the user is.
+A graph format that cannot be written, or a ``--plot`` that is a directory, is refused
+with one line before the first search; every format Cutoff writes is recognised as its
+own on the next run; a missing extra names the one install command that works from
+where the user is.
 """
 
 from __future__ import annotations
@@ -60,6 +63,87 @@ def one_line(done: subprocess.CompletedProcess[str], status: int) -> str:
     assert done.returncode == status, done.stderr
     (line,) = done.stderr.splitlines()
     return line
+
+
+# ------------------------------------------------------------ graph formats
+
+
+@pytest.mark.parametrize("name", ["eval.xyz", "eval.raw", "eval.pgf"])
+def test_annotate_refuses_a_graph_format_before_any_search(tmp_path: Path, name: str) -> None:
+    """Before: eval.xyz analysed game 1, then matplotlib's ValueError traceback, exit 1,
+    and the outputs held game 1 only. ``.raw`` (bare pixels, no room for Cutoff's
+    mark) and ``.pgf`` (needs LaTeX) are matplotlib's too, and refused the same way."""
+    pytest.importorskip("matplotlib")
+    (tmp_path / "games.pgn").write_text(GAMES)
+    done = cutoff(
+        tmp_path, "annotate", "games.pgn", "--depth", "1", "--quiet", "-o", "out.pgn",
+        "--json", "out.jsonl", "--plot", name,
+    )  # fmt: skip
+    line = one_line(done, 2)
+    assert line.startswith(f"cutoff annotate: --plot {name}: not a graph format Cutoff writes")
+    assert ".png" in line and ".jpg" in line
+    assert done.stdout == ""
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["games.pgn"]
+
+
+def test_stats_refuses_a_graph_format_before_measuring(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    done = cutoff(tmp_path, "stats", "--depth", "1", "--quiet", "--plot", "nodes.xyz")
+    assert one_line(done, 2).startswith("cutoff stats: --plot nodes.xyz: not a graph format")
+    assert done.stdout == "" and not (tmp_path / "nodes.xyz").exists()
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o555])
+def test_a_plot_that_is_a_directory_is_refused(tmp_path: Path, mode: int) -> None:
+    """Before: ``--plot DIR`` wrote DIR.png and DIR-2.png beside the directory, exit 0."""
+    pytest.importorskip("matplotlib")
+    (tmp_path / "games.pgn").write_text(GAMES)
+    graphs = tmp_path / "graphs"
+    graphs.mkdir(mode=mode)
+    done = cutoff(tmp_path, "annotate", "games.pgn", "--depth", "1", "--plot", "graphs")
+    assert one_line(done, 2) == "cutoff annotate: graphs: is a directory"
+    assert done.stdout == ""
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["games.pgn", "graphs"]
+    assert list(graphs.iterdir()) == []
+
+
+def test_annotate_replaces_its_own_jpeg_graphs(tmp_path: Path) -> None:
+    """Before: the second run said eval.jpg "is not a plot written by Cutoff"."""
+    pytest.importorskip("matplotlib")
+    (tmp_path / "games.pgn").write_text(GAMES)
+    for _ in range(2):
+        done = cutoff(tmp_path, "annotate", "games.pgn", "--depth", "1", "--quiet",
+                      "--plot", "eval.jpg")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+    for name in ("eval.jpg", "eval-2.jpg"):
+        assert (tmp_path / name).read_bytes()[:3] == b"\xff\xd8\xff"
+
+
+def test_every_graph_format_written_is_recognised(tmp_path: Path) -> None:
+    """What ``save_figure`` writes in each format ``plot_formats`` offers is Cutoff's
+    to replace; the same graph saved by matplotlib alone is not."""
+    pytest.importorskip("matplotlib")
+    from engine.analysis.outputs import PLOT, replace_problem
+    from engine.analysis.plots import plot_formats, save_figure, use_file_backend
+
+    use_file_backend()
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots()
+    axes.plot([1, 2, 3])
+    forms = plot_formats()
+    assert {"png", "jpg", "svg", "pdf"} <= set(forms)
+    assert not {"raw", "rgba", "pgf"} & set(forms)
+    for form in forms:
+        ours, theirs = tmp_path / f"ours.{form}", tmp_path / f"theirs.{form}"
+        save_figure(figure, ours)
+        figure.savefig(theirs)
+        assert replace_problem([("--plot", ours, PLOT)]) is None, form
+        assert "is not a plot written by Cutoff" in str(
+            replace_problem([("--plot", theirs, PLOT)])
+        ), form
+    plt.close(figure)
 
 
 # -------------------------------------------------------------- install hint

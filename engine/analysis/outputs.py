@@ -22,12 +22,14 @@ one tool's options.
 from __future__ import annotations
 
 import errno
+import gzip
 import json
 import os
 import re
 import stat
 import struct
 import sys
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +90,8 @@ def overwrite_problem(
 
 MARK = "Cutoff"
 """What Cutoff writes as the author of its files: the PGN ``Annotator`` tag's first
-word, a plot's ``Software`` (PNG) or ``Creator`` (SVG, PDF, PostScript) metadata."""
+word, a plot's ``Software`` (PNG, and EXIF in JPEG, TIFF, WebP, AVIF), ``Creator``
+(SVG, PDF, PostScript) or comment (GIF) metadata."""
 
 HEAD_BYTES = 1 << 16
 """How much of a file is read to find a marker at its start."""
@@ -221,6 +224,41 @@ def _png_text(path: Path) -> dict[str, str]:
                 found[key.decode("latin-1")] = value.decode("latin-1")
 
 
+SOFTWARE_TAG = 0x0131
+"""The EXIF (and TIFF) tag naming the program that wrote an image: Cutoff's mark in the
+formats matplotlib hands to Pillow (JPEG, TIFF, WebP, AVIF)."""
+
+
+def _svg_is_ours(head: bytes) -> bool:
+    return (
+        head.lstrip().startswith(b"<?xml")
+        and b"<svg" in head
+        and b"<dc:title>" + MARK.encode() in head
+    )
+
+
+def _pillow_is_ours(path: Path) -> bool:
+    """Whether the image at ``path`` (JPEG, TIFF, WebP, AVIF, GIF) names Cutoff as
+    its writer: the EXIF ``Software`` tag, or a GIF's comment."""
+    try:
+        from PIL import Image
+    except ImportError:  # without Pillow no plot is written either: keep the file
+        return False
+    with path.open("rb") as handle:  # a file that cannot be read says so (OSError)
+        try:
+            with Image.open(handle) as image:
+                software = image.getexif().get(SOFTWARE_TAG)
+                comment = image.info.get("comment")
+        except Exception:  # Pillow has many errors for a damaged image
+            return False
+    if isinstance(comment, bytes) and comment.startswith(MARK.encode()):
+        return True
+    return isinstance(software, str) and software.startswith(MARK)
+
+
+_PILLOW_SIGNATURES = (b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
+
+
 def _plot_is_ours(path: Path) -> bool:
     head = _head(path)
     if head.startswith(PNG_SIGNATURE):
@@ -230,14 +268,25 @@ def _plot_is_ours(path: Path) -> bool:
         return b"/Creator (" + mark in path.read_bytes()
     if head.startswith(b"%!PS"):
         return b"%%Creator: " + mark in head
-    if head.lstrip().startswith(b"<?xml") and b"<svg" in head:
-        return b"<dc:title>" + mark in head
-    return False
+    if head.startswith(b"\x1f\x8b"):  # gzip: SVGZ
+        try:
+            with gzip.open(path) as unpacked:
+                return _svg_is_ours(unpacked.read(HEAD_BYTES))
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            return False
+    if (
+        head.startswith(_PILLOW_SIGNATURES)
+        or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")
+        or head[4:12] == b"ftypavif"
+    ):
+        return _pillow_is_ours(path)
+    return _svg_is_ours(head)
 
 
 PLOT = Kind("a plot written by Cutoff", _plot_is_ours)
-"""Graphs saved by ``engine.analysis.plots.save_figure``; other image formats carry no
-mark, so an existing one is never replaced."""
+"""Graphs saved by ``engine.analysis.plots.save_figure``, in every format it writes
+(each carries Cutoff's mark: PNG text, SVG/PDF/PostScript creator, EXIF software, GIF
+comment)."""
 
 POLYGLOT_ENTRY = 16
 
