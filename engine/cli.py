@@ -9,8 +9,9 @@ position finishes, with a progress bar on stderr when stderr is a terminal;
 engine.play.bench; ``compile`` runs engine.compiled. Bad input is reported on stderr,
 one line each, with its file and line or game, and the rest goes on; output paths
 are checked before any work starts (an output that is one of the inputs, even through
-a link, is refused: engine.analysis.outputs). Exit status: 0 all done, 1 some input or
-position failed (or there was none), 2 bad command line or output path, 130
+a link, is refused: engine.analysis.outputs), and a write that fails later (a full
+disk) is one line too. Exit status: 0 all done, 1 some input or position failed (or
+there was none) or an output could not be written, 2 bad command line or output path, 130
 interrupted, 143 terminated (what was finished is written either way; a second
 Ctrl-C or SIGTERM ends the process at once). This module is imported only when
 ``cutoff`` has arguments, so the UCI start-up does not pay for argparse.
@@ -29,11 +30,12 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import chess.engine
 
 from engine import __version__
+from engine.analysis.outputs import GuardedOutput, OutputWriteError
 from engine.play.options import HASH_MAX_MB, MAX_THREADS
 
 if TYPE_CHECKING:
@@ -382,6 +384,10 @@ def main(argv: list[str]) -> int:
         return EXIT_TERMINATED
     except BrokenPipeError:
         return EXIT_OK
+    except OutputWriteError as exc:
+        # A full disk: what was written stays (a --resume goes on from it).
+        sys.stderr.write(f"cutoff {args.command}: {exc}\n")
+        return EXIT_FAILED
     except MemoryError:
         sys.stderr.write(f"cutoff {args.command}: out of memory (try a smaller --hash)\n")
         return EXIT_FAILED
@@ -570,16 +576,21 @@ def _analyse(args: argparse.Namespace) -> int:
                 what = "the one position is" if total == 1 else f"all {total} positions are"
                 sys.stderr.write(f"{prog}: {what} already in {args.output}; nothing to do\n")
                 return EXIT_FAILED if errors.count else EXIT_OK
-        stream, close = _open_output(args.output, append=existing is not None)
+        stream = _open_output(args.output, append=existing is not None)
+        close = stream.close
     except OSError as exc:
         errors(f"{args.output}: cannot write: {exc.strerror or exc}")
         return EXIT_USAGE
+    try:
+        header = bool(tasks) and (existing is None or existing.whole == 0)
+        writer = Writer(stream, args.form, header=header, settings=recorded)
+    except OutputWriteError:
+        close()
+        raise
     bar = _progress(len(tasks), args.quiet or len(tasks) < 2, "pos")
-    header = bool(tasks) and (existing is None or existing.whole == 0)
-    writer = Writer(stream, args.form, header=header, settings=recorded)
 
     def write(record: dict[str, Any]) -> None:
-        with _beside(bar if stream is sys.stdout else None):
+        with _beside(bar if stream.stream is sys.stdout else None):
             writer.write(record)
         if "error" in record:
             with _beside(bar):
@@ -622,12 +633,12 @@ def _analyse(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors.count else EXIT_OK
 
 
-def _open_output(path: Optional[Path], append: bool = False) -> tuple[TextIO, Callable[[], None]]:
-    """The stream to write to and how to close it (stdout is left open)."""
+def _open_output(path: Optional[Path], append: bool = False) -> GuardedOutput:
+    """The stream to write to (``close`` leaves stdout open), saying in one line why
+    a write failed (``OutputWriteError``)."""
     if path is None:
-        return sys.stdout, lambda: None
-    handle = path.open("a" if append else "w", encoding="utf-8", newline="")
-    return handle, handle.close
+        return GuardedOutput(sys.stdout, "stdout")
+    return GuardedOutput(path.open("a" if append else "w", encoding="utf-8", newline=""), path)
 
 
 # ----------------------------------------------------------------- annotate
@@ -661,6 +672,7 @@ def _annotate(args: argparse.Namespace) -> int:
         json_lines_kind,
         overwrite_problem,
         replace_problem,
+        write_failure,
     )
     from engine.analysis.plots import PlotUnavailableError, format_problem, plot_file
     from engine.extras import install_hint
@@ -706,11 +718,11 @@ def _annotate(args: argparse.Namespace) -> int:
     label = f"Cutoff {__version__}, " + _describe(limit)
     with contextlib.ExitStack() as closing:
         try:
-            stream, close = _open_output(args.output)
-            closing.callback(close)
+            stream = _open_output(args.output)
+            closing.callback(stream.close)
             report = None
             if args.json is not None:
-                report = open(args.json, "w", encoding="utf-8")  # noqa: SIM115
+                report = _open_output(args.json)
                 closing.callback(report.close)
         except OSError as exc:
             errors(f"{exc.filename or args.output}: cannot write: {exc.strerror or exc}")
@@ -759,7 +771,7 @@ def _annotate(args: argparse.Namespace) -> int:
                         errors(str(exc))
                         return EXIT_USAGE
                     except OSError as exc:
-                        errors(f"{path}: cannot write the graph: {exc.strerror or exc}")
+                        errors(f"--plot: {write_failure(path, exc)}")
                 done += 1
     if not games and errors.count == 0:
         errors(f"{args.pgn}: no games")
@@ -841,10 +853,9 @@ def _stats(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     data = stats.summary(runs, args.depth)
-    if args.json:
-        sys.stdout.write(json.dumps(data, indent=1) + "\n")
-    else:
-        sys.stdout.write(stats.markdown(data))
+    out = _open_output(None)
+    out.write(json.dumps(data, indent=1) + "\n" if args.json else stats.markdown(data))
+    out.close()
     if args.plot is not None:
         from engine.analysis.plots import plot_file
 

@@ -3,8 +3,9 @@ they cannot write, through the real commands (issue 103).
 
 A graph format that cannot be written, or a ``--plot`` that is a directory, is refused
 with one line before the first search; every format Cutoff writes is recognised as its
-own on the next run; a missing extra names the one install command that works from
-where the user is.
+own on the next run; a full disk (``/dev/full``) or a file size limit ends the run with
+one line, exit status 1, and what was written before stays valid for ``--resume``; a
+missing extra names the one install command that works from where the user is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import resource
 import subprocess
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 from uci_harness import REPO, engine_command
@@ -144,6 +145,65 @@ def test_every_graph_format_written_is_recognised(tmp_path: Path) -> None:
             replace_problem([("--plot", theirs, PLOT)])
         ), form
     plt.close(figure)
+
+
+# ----------------------------------------------------------------- full disk
+
+needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+
+
+@needs_dev_full
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["analyse", "six.epd", "--json", "-o", "/dev/full"],
+        ["analyse", "six.epd", "--csv", "-o", "/dev/full"],
+        ["analyse", "six.epd", ">"],
+        ["analyse", "six.epd", "--json", ">"],
+        ["annotate", "games.pgn", "-o", "/dev/full"],
+        ["annotate", "games.pgn", "--json", "/dev/full"],
+        ["annotate", "games.pgn", ">"],
+        ["stats", "--depth", "1", "--minimax-depth", "1", ">"],
+    ],
+)
+def test_a_full_disk_is_one_line(tmp_path: Path, words: list[str]) -> None:
+    """Before: an ``OSError: [Errno 28]`` traceback."""
+    (tmp_path / "six.epd").write_text("".join(EPD))
+    (tmp_path / "games.pgn").write_text(GAMES)
+    to_stdout = words[-1] == ">"
+    args = words[:-1] if to_stdout else words
+    done = cutoff(
+        tmp_path, *args, "--depth", "1", "--quiet", stdout=Path("/dev/full") if to_stdout else None
+    )
+    where = "stdout" if to_stdout else "/dev/full"
+    assert one_line(done, 1) == f"cutoff {words[0]}: no space left writing {where}"
+
+
+def _indexes(path: Path) -> list[int]:
+    """The indexes of the whole lines of ``path`` (not of a last line cut short)."""
+    text = path.read_text()
+    return [json.loads(line)["index"] for line in text[: text.rfind("\n") + 1].splitlines()]
+
+
+def _stable(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in record.items() if k not in ("time", "nps")} for record in records]
+
+
+def test_a_disk_full_mid_run_leaves_a_file_resume_completes(tmp_path: Path) -> None:
+    """A file that cannot grow past 2 KB (what a disk filling up does to it): the run
+    stops with one line naming the file, and ``--resume`` finishes it, the same as one
+    run without the limit."""
+    (tmp_path / "six.epd").write_text("".join(EPD))
+    words = ["analyse", "six.epd", "--depth", "1", "--json", "--quiet"]
+    done = cutoff(tmp_path, *words, "-o", "out.jsonl", file_limit=2048)
+    assert one_line(done, 1) == "cutoff analyse: cannot write out.jsonl: File too large"
+    assert 0 < len(_indexes(tmp_path / "out.jsonl")) < len(EPD)
+    done = cutoff(tmp_path, *words, "-o", "out.jsonl", "--resume")
+    assert done.returncode == 0, done.stderr
+    assert _indexes(tmp_path / "out.jsonl") == list(range(1, len(EPD) + 1))
+    done = cutoff(tmp_path, *words, "-o", "whole.jsonl")
+    assert _stable(tmp_path / "out.jsonl") == _stable(tmp_path / "whole.jsonl")
 
 
 # -------------------------------------------------------------- install hint

@@ -29,14 +29,14 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import Any, Optional
 
 import chess
 import chess.engine
 
 from engine.analysis.api import Analyser
 from engine.analysis.inputs import PositionTask
-from engine.analysis.outputs import Kind
+from engine.analysis.outputs import Kind, TextOutput
 from engine.analysis.parallel import worker_state
 
 Record = dict[str, Any]
@@ -230,7 +230,7 @@ class Writer:
     and CSV each record with ``settings`` (``settings_fields``), when given."""
 
     def __init__(
-        self, stream: TextIO, form: str, header: bool = True, settings: Optional[Record] = None
+        self, stream: TextOutput, form: str, header: bool = True, settings: Optional[Record] = None
     ) -> None:
         self._stream = stream
         self._form = form

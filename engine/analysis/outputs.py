@@ -17,6 +17,12 @@ so that no tool finds it out after its work; ``write_failure`` is the one line f
 a write that failed all the same (``no space left writing FILE``).
 This module owns the recognising; it must not open files for writing nor know any
 one tool's options.
+
+While a tool writes, ``GuardedOutput`` wraps each output stream: a write that fails
+(a full disk: ``/dev/full`` stands in for one in tests) raises ``OutputWriteError``,
+whose message is the one line to show ("no space left writing FILE"), and nothing
+more goes to that output, so what was written before stays as it was (a line cut
+short at the end, as by a killed run, is what ``--resume`` expects).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional, Protocol, TextIO, Union
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -367,3 +373,67 @@ def write_failure(path: StrPath, error: OSError) -> str:
     if error.errno in FULL_DISK:
         return f"no space left writing {os.fspath(path)}"
     return f"cannot write {os.fspath(path)}: {error.strerror or error}"
+
+
+class TextOutput(Protocol):
+    """Where a writer writes: a text file, stdout, or a ``GuardedOutput`` around one."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+class OutputWriteError(Exception):
+    """Writing an output failed; the message is the one line to show."""
+
+
+class GuardedOutput:
+    """A text stream (a file, or stdout named ``stdout``) whose ``write``, ``flush``
+    and ``close`` raise ``OutputWriteError`` instead of ``OSError``. After a failure
+    every write raises the same error at once, writing nothing, and ``close`` drops
+    what is still buffered: the file ends where the failure left it. Works with
+    ``csv.writer`` and ``print(file=...)``."""
+
+    def __init__(self, stream: TextIO, name: StrPath) -> None:
+        self.stream = stream
+        self.name = name
+        self.failure: Optional[OutputWriteError] = None
+
+    def _fail(self, error: OSError) -> OutputWriteError:
+        self.failure = OutputWriteError(write_failure(self.name, error))
+        if self.stream is sys.stdout:
+            # The interpreter flushes stdout once more at exit, and would print a
+            # second error: what is left goes to /dev/null instead.
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.stream.fileno())
+            os.close(null)
+        return self.failure
+
+    def write(self, text: str) -> int:
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            raise self._fail(exc) from None
+
+    def flush(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise self._fail(exc) from None
+
+    def close(self) -> None:
+        """Close the file (stdout stays open, flushed)."""
+        try:
+            if self.stream is sys.stdout:
+                if self.failure is None:
+                    self.stream.flush()
+            else:
+                self.stream.close()
+        except OSError as exc:
+            if self.failure is None:
+                raise self._fail(exc) from None
+            # The same failure again, on the buffered rest: the file is closed anyway.
