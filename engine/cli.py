@@ -674,7 +674,7 @@ def _annotate(args: argparse.Namespace) -> int:
         replace_problem,
         write_failure,
     )
-    from engine.analysis.plots import PlotUnavailableError, format_problem, plot_file
+    from engine.analysis.plots import PlotUnavailableError, plot_file, plot_problem
     from engine.extras import install_hint
 
     errors = _Errors("cutoff annotate")
@@ -703,8 +703,9 @@ def _annotate(args: argparse.Namespace) -> int:
     )
     for _, path in outputs:
         problem = problem or (_writable(path) if path is not None else None)
-    if plots and not problem:
-        unwritable = format_problem(plots[0])
+    if args.plot is not None and not problem:
+        # After the others: an input named as the graph is said as such.
+        unwritable = plot_problem(args.plot)
         problem = f"--plot {unwritable}" if unwritable else None
     if problem:
         errors(problem)
@@ -866,13 +867,13 @@ def _stats(args: argparse.Namespace) -> int:
 def _plot_problem(path: Path, inputs: list[str]) -> Optional[str]:
     """Why one graph cannot be written at ``path`` (see ``_annotate``'s checks)."""
     from engine.analysis.outputs import PLOT, overwrite_problem, replace_problem
-    from engine.analysis.plots import format_problem, plot_file
+    from engine.analysis.plots import plot_file, plot_problem
     from engine.extras import install_hint
 
     if not _has_matplotlib():
         return f"--plot needs matplotlib: {install_hint('plot')}"
     plot = plot_file(path)
-    unwritable = None if plot.is_dir() else format_problem(plot)
+    unwritable = plot_problem(path)
     return (
         overwrite_problem([("--plot", plot)], inputs)
         or replace_problem([("--plot", plot, PLOT)])

@@ -102,7 +102,7 @@ def test_a_plot_that_is_a_directory_is_refused(tmp_path: Path, mode: int) -> Non
     graphs = tmp_path / "graphs"
     graphs.mkdir(mode=mode)
     done = cutoff(tmp_path, "annotate", "games.pgn", "--depth", "1", "--plot", "graphs")
-    assert one_line(done, 2) == "cutoff annotate: graphs: is a directory"
+    assert one_line(done, 2) == "cutoff annotate: --plot graphs: is a directory"
     assert done.stdout == ""
     assert sorted(path.name for path in tmp_path.iterdir()) == ["games.pgn", "graphs"]
     assert list(graphs.iterdir()) == []

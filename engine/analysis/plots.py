@@ -2,12 +2,12 @@
 
 Responsible for ``PlotUnavailableError`` (matplotlib is not installed: the ``plot``
 extra), for selecting matplotlib's file-only backend before pyplot is imported, for
-the graph formats Cutoff writes (``plot_formats``, ``format_problem``: those
-matplotlib writes that have room for Cutoff's mark) and for saving a graph with
-Cutoff's mark in its metadata (``save_figure``), by which a later run knows the file
-is its own to replace (``outputs.PLOT``). The graphs themselves belong to their
-modules (annotate, stats, the match tools); this module must not draw or import the
-engine.
+the graph formats Cutoff writes (``plot_formats``: those matplotlib writes that have
+room for Cutoff's mark; ``plot_problem`` refuses the others, and a directory) and for
+saving a graph with Cutoff's mark in its metadata (``save_figure``), by which a later
+run knows the file is its own to replace (``outputs.PLOT``). The graphs themselves
+belong to their modules (annotate, stats, the match tools); this module must not draw
+or import the engine.
 """
 
 from __future__ import annotations
@@ -74,9 +74,12 @@ def plot_form(path: Union[str, Path]) -> str:
     return Path(path).suffix[1:].lower() or "png"
 
 
-def format_problem(path: Union[str, Path]) -> Optional[str]:
-    """Why a graph cannot be written at ``path`` in the format its name ends with, as
-    one line; None when it can. ``PlotUnavailableError`` without matplotlib."""
+def plot_problem(path: Union[str, Path]) -> Optional[str]:
+    """Why a graph cannot be written at ``path`` as given (``--plot PATH``): it is a
+    directory, or its name ends with a format Cutoff does not write; one line, or None
+    when it can. ``PlotUnavailableError`` without matplotlib."""
+    if Path(path).is_dir():
+        return f"{path}: is a directory"
     forms = plot_formats()
     if plot_form(path) in forms:
         return None
@@ -87,9 +90,9 @@ def plot_file(path: Union[str, Path]) -> Path:
     """The file ``save_figure`` writes for ``path``: matplotlib adds ``.png`` to a
     name without a suffix."""
     path = Path(path)
-    # A directory, or a name with no file part ("." or "dir/.."), is left as it is,
-    # for the check that refuses a directory to say so.
-    if path.suffix or path.name in ("", ".", "..") or path.is_dir():
+    # A name with no file part ("." or "dir/..") is left as it is, for the check
+    # that refuses a directory to say so.
+    if path.suffix or path.name in ("", ".", ".."):
         return path
     return path.with_name(path.name + ".png")
 
@@ -111,5 +114,5 @@ def _marked(form: str) -> dict[str, Any]:
 
 def save_figure(figure: Figure, path: Union[str, Path]) -> None:
     """Save ``figure`` at ``path`` in the format its name ends with (PNG without one),
-    marked as Cutoff's (``format_problem`` refuses the formats that cannot be)."""
+    marked as Cutoff's (``plot_problem`` refuses the formats that cannot be)."""
     figure.savefig(path, **_marked(plot_form(path)))
