@@ -179,6 +179,26 @@ def test_a_full_disk_is_one_line(tmp_path: Path, words: list[str]) -> None:
     assert one_line(done, 1) == f"cutoff {words[0]}: no space left writing {where}"
 
 
+def test_a_reader_that_goes_away_is_no_failure(tmp_path: Path) -> None:
+    """``cutoff analyse ... | head -1``: the rest is not written, nothing is said, exit 0
+    (a closed pipe is not a full disk)."""
+    (tmp_path / "six.epd").write_text("".join(EPD))
+    with subprocess.Popen(
+        [*engine_command(), "analyse", "six.epd", "--depth", "1", "--quiet"],
+        cwd=str(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().lstrip().startswith("#")
+        process.stdout.close()
+        assert process.wait(timeout=120) == 0
+        assert process.stderr.read() == ""
+
+
 def _indexes(path: Path) -> list[int]:
     """The indexes of the whole lines of ``path`` (not of a last line cut short)."""
     text = path.read_text()

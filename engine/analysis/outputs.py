@@ -389,18 +389,22 @@ class OutputWriteError(Exception):
 
 class GuardedOutput:
     """A text stream (a file, or stdout named ``stdout``) whose ``write``, ``flush``
-    and ``close`` raise ``OutputWriteError`` instead of ``OSError``. After a failure
-    every write raises the same error at once, writing nothing, and ``close`` drops
-    what is still buffered: the file ends where the failure left it. Works with
-    ``csv.writer`` and ``print(file=...)``."""
+    and ``close`` raise ``OutputWriteError`` instead of ``OSError`` (but
+    ``BrokenPipeError`` as it is: the reader went away, ``| head``, which is no
+    fault to report). After a failure every write raises the same error at once,
+    writing nothing, and ``close`` drops what is still buffered: the file ends where
+    the failure left it. Works with ``csv.writer`` and ``print(file=...)``."""
 
     def __init__(self, stream: TextIO, name: StrPath) -> None:
         self.stream = stream
         self.name = name
-        self.failure: Optional[OutputWriteError] = None
+        self.failure: Optional[Exception] = None
 
-    def _fail(self, error: OSError) -> OutputWriteError:
-        self.failure = OutputWriteError(write_failure(self.name, error))
+    def _fail(self, error: OSError) -> Exception:
+        if isinstance(error, BrokenPipeError):
+            self.failure = error
+        else:
+            self.failure = OutputWriteError(write_failure(self.name, error))
         if self.stream is sys.stdout:
             # The interpreter flushes stdout once more at exit, and would print a
             # second error: what is left goes to /dev/null instead.
