@@ -25,7 +25,8 @@ from engine.analysis.outputs import (
     replace_problem,
     writable_problem,
 )
-from engine.analysis.plots import plot_file
+from engine.analysis.plots import plot_file, plot_problem
+from engine.extras import install_hint
 
 
 def own_option_problem(passthrough: Sequence[str], own: Sequence[str], why: str) -> Optional[str]:
@@ -59,15 +60,21 @@ def files_problem(
     kind) and the plot (``--plot``, which needs matplotlib) without destroying one of
     ``inputs`` or a file that is not its own, or at all, as one line; None when it
     can. ``made`` is the folder the tool creates, which may be missing."""
-    if plot and importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'cutoff-chess[plot]'"
+    # The plot's name is checked as a file first: a plot that would destroy an input
+    # is refused the same with or without matplotlib.
     written = [*outputs, ("--plot", None if plot is None else plot_file(plot), PLOT)]
     paths = [(option, path) for option, path, _ in written]
-    return (
+    problem = (
         overwrite_problem(paths, inputs)
         or replace_problem(written)
         or writable_problem(paths, made)
     )
+    if problem or not plot:
+        return problem
+    if importlib.util.find_spec("matplotlib") is None:
+        return f"--plot needs matplotlib: {install_hint('plot')}"
+    problem = plot_problem(plot)
+    return None if problem is None else f"--plot {problem}"
 
 
 def outputs_problem(

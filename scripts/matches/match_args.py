@@ -15,6 +15,7 @@ from typing import Any, Optional
 import chess
 
 from engine.analysis.outputs import overwrite_problem, replace_problem, writable_problem
+from engine.extras import install_hint
 
 from ..common import ToolParser
 from . import elo
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         help="play the pairs on Dask: tcp://HOST:8786 (a running scheduler) or local:N "
-        "(N worker processes here); needs pip install 'cutoff-chess[dask]'",
+        "(N worker processes here); needs the dask extra: " + install_hint("dask"),
     )
     parser.add_argument(
         "--draw",
