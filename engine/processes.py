@@ -56,6 +56,9 @@ and then the child ends quietly."""
 _loading_main = False
 """Set in a child while it runs its parent's main module."""
 
+_detached: list[subprocess.Popen[bytes]] = []
+"""The resource tracker started by ``detach_resource_tracker``."""
+
 
 class Child:
     """A started child process and the parent's end of its pipe."""
@@ -186,6 +189,51 @@ def start(
         connection.send((list(sys.path), (getattr(main, "__file__", None), spec and spec.name)))
         connection.send((target, args))
     return _Executed(process, connection, name)
+
+
+def detach_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker in a session of its own, if it is not
+    running yet.
+
+    Dask's ``LocalCluster`` starts its workers with ``spawn``, whose locks and queues
+    are named POSIX semaphores (``/dev/shm/sem.mp-*``, a dozen for two workers) made
+    in this process. They are removed when the cluster closes, or else by the
+    resource tracker once this process and its workers have ended. The tracker that
+    multiprocessing starts is in this process's group, so a kill of the whole group
+    (``kill -9 -PGID``, as a test or a job runner ends a run, or a terminal's hangup)
+    ended it too, and the semaphores stayed in /dev/shm until the machine restarted.
+    Started here, out of the group and the terminal, it outlives such a kill and
+    removes them. Where multiprocessing's internals differ (another Python), nothing
+    is done: the tracker is then started as before.
+    """
+    if os.name != "posix":
+        return
+    from multiprocessing import resource_tracker, spawn
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if tracker is None or not hasattr(tracker, "_pid") or getattr(tracker, "_fd", 0) is not None:
+        return  # running already (or unknown internals): leave it to multiprocessing
+    reading, writing = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [
+                spawn.get_executable(),
+                "-c",
+                f"from multiprocessing.resource_tracker import main; main({reading})",
+            ],
+            pass_fds=(reading,),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        os.close(writing)
+        return
+    finally:
+        os.close(reading)
+    # What ensure_running() would have set: later calls find it alive and use it.
+    tracker._fd = writing
+    tracker._pid = process.pid
+    _detached.append(process)  # kept: a collected Popen would reap it behind multiprocessing
 
 
 def _spawn(target: str, args: tuple[Any, ...], name: str) -> Child:

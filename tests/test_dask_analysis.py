@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from uci_harness import REPO, engine_command
 
-from tests.conftest import dask_cluster
+from tests.conftest import child_pids, dask_cluster
 
 pytest.importorskip("distributed")
 
@@ -184,3 +184,78 @@ def test_a_local_cluster_whose_workers_never_start_is_one_line(tmp_path: Path) -
         "cutoff analyse: the local Dask cluster did not start: "
         "its workers were not ready within 5 s"
     ]
+
+
+# ------------------------------------------------ issue 103.20: /dev/shm after a kill
+
+SHM = Path("/dev/shm")
+DEEP = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants, from /proc alone."""
+    return [pid, *(grandchild for child in child_pids(pid) for grandchild in _tree(child))]
+
+
+def _semaphores(pids: list[int]) -> set[str]:
+    """The multiprocessing semaphores (``sem.mp-*``) in /dev/shm that ``pids`` have
+    open: this test's own, whatever other programs on the machine make."""
+    names = set()
+    for pid in pids:
+        try:
+            maps = Path(f"/proc/{pid}/maps").read_text()
+        except OSError:
+            continue  # ended while we looked
+        for line in maps.splitlines():
+            path = line.split(maxsplit=5)[-1]
+            if path.startswith(f"{SHM}/sem.mp-") and not path.endswith("(deleted)"):
+                names.add(Path(path).name)
+    return names
+
+
+@pytest.mark.skipif(not SHM.is_dir(), reason="needs /dev/shm")
+def test_a_killed_process_group_leaves_no_semaphore_behind(tmp_path: Path) -> None:
+    # The local cluster's spawned workers share named semaphores made by the `cutoff`
+    # process; killed whole, with multiprocessing's resource tracker in its group,
+    # the run used to leave a dozen of them in /dev/shm for good.
+    epd = tmp_path / "deep.epd"
+    epd.write_text(f"{DEEP}\n" * 4)
+    process = subprocess.Popen(
+        [*engine_command(), "analyse", str(epd), "--depth", "60", "--scheduler", "local:2"],
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    made: set[str] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            tree = _tree(process.pid)
+            workers = [pid for pid in tree if b"multiprocessing" in _cmdline(pid)]
+            made |= _semaphores(tree)
+            if len(workers) >= 2 and made:
+                break
+            time.sleep(0.2)
+        assert process.poll() is None and made, "the local cluster never started"
+        os.killpg(process.pid, signal.SIGKILL)  # as tests/conftest.py ends a run
+        process.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any((SHM / name).exists() for name in made):
+            time.sleep(0.2)
+        left = sorted(name for name in made if (SHM / name).exists())
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        for name in made:  # a failing run leaves nothing behind either
+            (SHM / name).unlink(missing_ok=True)
+    assert left == []
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

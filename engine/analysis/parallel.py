@@ -455,6 +455,9 @@ def _dask_client(scheduler: str) -> Any:
         start_timeout = float(
             parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
         )
+        # The cluster's workers are spawned: their named semaphores, made here, must
+        # be removed even if this whole process group is killed (engine.processes).
+        processes.detach_resource_tracker()
         try:
             cluster = LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers,
