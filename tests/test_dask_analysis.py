@@ -2,7 +2,8 @@
 
 A LocalCluster (``local:2``) gives the serial results; on a real scheduler with two
 workers started here, a worker killed mid-run loses no result, and a scheduler
-that goes away ends the run with what was finished written. Skipped without the
+that goes away ends the run with what was finished written; a local run killed
+with its whole process group leaves no semaphore in /dev/shm. Skipped without the
 ``dask`` extra.
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from uci_harness import REPO, engine_command
 
-from tests.conftest import child_pids, dask_cluster
+from tests.conftest import child_pids, dask_cluster, still_running
 
 pytest.importorskip("distributed")
 
@@ -239,6 +240,7 @@ def test_a_killed_process_group_leaves_no_semaphore_behind(tmp_path: Path) -> No
                 break
             time.sleep(0.2)
         assert process.poll() is None and made, "the local cluster never started"
+        tree = _tree(process.pid)  # its workers and multiprocessing's resource tracker
         os.killpg(process.pid, signal.SIGKILL)  # as tests/conftest.py ends a run
         process.wait(timeout=60)
         deadline = time.monotonic() + 60
@@ -252,6 +254,8 @@ def test_a_killed_process_group_leaves_no_semaphore_behind(tmp_path: Path) -> No
         for name in made:  # a failing run leaves nothing behind either
             (SHM / name).unlink(missing_ok=True)
     assert left == []
+    # The tracker, out of the group, ends once it has removed them.
+    assert still_running(tree) == []
 
 
 def _cmdline(pid: int) -> bytes:
