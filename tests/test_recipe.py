@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import chess
 import chess.pgn
 import pytest
 
@@ -156,13 +157,32 @@ def test_recipe_trains_on_given_data_alone(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["network.nnue", "recipe.json"]
 
 
+REMADE_MEAN_CP = 6.0
+REMADE_MAX_CP = 40
+"""How far the remade network's correction may be from the shipped one's, on average
+and at most over every 180th committed position. Training in float32 rounds
+differently on another CPU (PyTorch's and MKL's kernels are chosen by the CPU's
+vector width: AVX-512 or AVX2), and over the 5,000 steps those differences grow: made
+with AVX2 kernels on the Intel Xeon that made it with AVX-512 ones, the network
+differed by 3.1 cp on average and 14 at most (with the portable kernels, 3.2 and 20);
+made on the same kind of CPU, it is the same file (docs/training.md)."""
+
+
 @needs_torch
 @pytest.mark.slow
 def test_the_committed_positions_remake_the_shipped_network(tmp_path: Path) -> None:
-    # About two minutes: the whole training of the shipped network.
+    # About two minutes: the whole training of the shipped network. Not the same
+    # bytes, which depend on the CPU: the same evaluations, within training's noise.
     done = run_repo_script("training.recipe", str(tmp_path), "--data", str(POSITIONS), timeout=1800)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "network.nnue").read_bytes() == SHIPPED.read_bytes()
+    remade, shipped = nnue.load(tmp_path / "network.nnue"), nnue.load(SHIPPED)
+    shape = ("hidden", "qa", "qb", "scale", "base")
+    assert [getattr(remade, name) for name in shape] == [getattr(shipped, name) for name in shape]
+    boards = [chess.Board(s.fen) for s in itertools.islice(read_samples(POSITIONS), 0, None, 180)]
+    apart = [abs(remade.evaluate(board) - shipped.evaluate(board)) for board in boards]
+    assert sum(apart) / len(apart) <= REMADE_MEAN_CP and max(apart) <= REMADE_MAX_CP, (
+        f"{sum(apart) / len(apart):.1f} cp apart on average, {max(apart)} at most"
+    )
 
 
 def test_the_committed_second_positions_read_whole() -> None:

@@ -26,9 +26,10 @@ hand):
 With ``--data`` the labelled files given (datagen's format) take the place of steps
 1 to 4, and the recipe is step 5 alone: ``--data
 scripts/training/data/positions.gz`` remakes the shipped network in about two
-minutes, byte for byte, from the positions it was trained on (the output of steps 1
-and 2 for ``--games 16500 --pgn`` the 988 games kept until the ninth session, which
-take about 2.4 hours of two cores to make again).
+minutes from the positions it was trained on (the output of steps 1 and 2 for
+``--games 16500 --pgn`` the 988 games kept until the ninth session, which take about
+2.4 hours of two cores to make again): byte for byte on a CPU like the one that made
+it, within a few cp elsewhere (float32 sums taken in another order: docs/training.md).
 
 The leaves are off by default because both networks trained with them played clearly
 worse per node than the same recipe without them, though they fitted Stockfish's
