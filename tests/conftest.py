@@ -1,5 +1,6 @@
-"""Shared pytest helpers: where the repository and ../shared are, running its scripts,
-checking that a process they started is gone, and a real Dask cluster on loopback."""
+"""Shared pytest helpers: where the repository and ../shared are, its pyproject.toml,
+running its scripts, checking that a process they started is gone, a real Dask cluster
+on loopback, and the marks of tests that need two CPUs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from uci_harness import Engine
@@ -20,12 +22,30 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+CPUS = os.cpu_count() or 1
+two_cpus = pytest.mark.skipif(CPUS < 2, reason="needs two CPUs (Threads is at most one a CPU)")
+"""Marks a test that sets Threads 2 (or runs two searchers): the Threads option's
+maximum is the number of CPUs, so on one CPU the engine refuses Threads 2."""
+
+
 def shared_file(name: str) -> Path:
     """A file of ../shared/data, or skip the test when the checkout has none."""
     path = SHARED / "data" / name
     if not path.exists():
         pytest.skip(f"../shared/data/{name} not present (user checkout)")
     return path
+
+
+def pyproject() -> dict[str, Any]:
+    """The repository's pyproject.toml, parsed (tomllib; on Python 3.10, which has no
+    tomllib, tomli: the [test] extra installs it there)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        data: dict[str, Any] = tomllib.load(handle)
+    return data
 
 
 def default_sigint() -> None:
