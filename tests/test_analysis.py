@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import chess.pgn
 import pytest
-from conftest import child_pids, named_children, shared_file
+from conftest import child_pids, named_children, shared_file, two_cpus
 from uci_harness import engine_command
 
 from engine.analysis.api import Analyser, AnalyserBusyError
@@ -371,6 +371,17 @@ FIVE_MEN = "4k3/8/8/3p4/8/8/3R4/3KN3 w - - 0 1"
 """Five pieces: Rxd5 leads into the 3-4 piece tables."""
 
 
+def test_a_bad_tablebase_path_or_multipv_is_refused_by_configure() -> None:
+    # No tables needed: a path that is not a directory is refused as it is set.
+    with Analyser() as analyser:
+        with pytest.raises(ValueError, match="no such directory"):
+            analyser.configure({"SyzygyPath": "/no/such/dir"})
+        with pytest.raises(ValueError, match="MultiPV is set by each call"):
+            analyser.configure({"MultiPV": 3})
+        info = analyser.analyse(chess.Board(), chess.engine.Limit(depth=2))
+    assert isinstance(info, dict) and "tbhits" not in info
+
+
 def test_tbhits_when_tables_are_set() -> None:
     syzygy = shared_file("syzygy")
     board = chess.Board(FIVE_MEN)
@@ -385,10 +396,6 @@ def test_tbhits_when_tables_are_set() -> None:
     with Analyser(syzygy_path=str(syzygy)) as analyser:
         ours = analyser.analyse(board, limit)
         opening = analyser.analyse(chess.Board(), chess.engine.Limit(depth=2))
-        with pytest.raises(ValueError, match="no such directory"):
-            analyser.configure({"SyzygyPath": "/no/such/dir"})
-        with pytest.raises(ValueError, match="MultiPV is set by each call"):
-            analyser.configure({"MultiPV": 3})
     assert isinstance(ours, dict) and ours["tbhits"] > 0
     assert ours["tbhits"] == theirs["tbhits"] and ours["nodes"] == theirs["nodes"]
     # Tables set: tbhits is given even when nothing was probed.
@@ -398,6 +405,7 @@ def test_tbhits_when_tables_are_set() -> None:
 # --------------------------------------------------------------------- threads
 
 
+@two_cpus
 def test_threads_search_one_position_with_helpers_that_end_with_close() -> None:
     board = chess.Board(KIWIPETE)
     with Analyser(threads=2) as analyser:

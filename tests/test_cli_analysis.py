@@ -32,7 +32,7 @@ from uci_harness import REPO, engine_command
 
 from engine.analysis.annotate import move_axis
 from engine.analysis.api import Analyser, GamePosition
-from tests.conftest import default_sigint, named_children, process_gone
+from tests.conftest import default_sigint, named_children, process_gone, two_cpus
 
 OPERA = REPO / "tests" / "data" / "opera.pgn"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -576,6 +576,7 @@ def test_json_reports_the_whole_search(tmp_path: Path) -> None:
     assert record["depth"] == 8 and record["pv"][:2] == ["d2d4", "d7d5"]  # type: ignore[index]
 
 
+@two_cpus
 def test_threads_search_each_position_with_helpers(tmp_path: Path) -> None:
     """``--threads 2``: a helper process searches beside this one and ends with it."""
     process = subprocess.Popen(

@@ -183,7 +183,6 @@ def test_tablebase_wins_mates_and_draws(engine: Engine) -> None:
     assert "tbhits" in info_lines(lines)[-1]
 
 
-@needs_syzygy
 def test_bad_tablebase_paths_are_notes(engine: Engine, tmp_path: Path) -> None:
     engine.send(f"setoption name SyzygyPath value {tmp_path / 'none'};{tmp_path}")
     _, line, _ = engine.expect("info string", timeout=5)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, two_cpus
 
 CHILDREN = """
 import multiprocessing, os
@@ -78,6 +78,7 @@ def _clean(done: subprocess.CompletedProcess[str]) -> None:
     assert "children []" in done.stdout, done.stdout
 
 
+@two_cpus
 @pytest.mark.parametrize("as_script", [True, False], ids=["script", "python-c"])
 def test_an_analyser_with_threads_in_an_unguarded_script(tmp_path: Path, as_script: bool) -> None:
     done = _run(ANALYSER, as_script, tmp_path)

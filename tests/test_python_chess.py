@@ -35,7 +35,8 @@ def test_options_parse(engine: chess.engine.SimpleEngine) -> None:
     assert engine.id["name"].startswith("Cutoff")
     hash_option = engine.options["Hash"]
     assert (hash_option.type, hash_option.default, hash_option.min) == ("spin", 16, 1)
-    assert engine.options["Threads"].max == (os.cpu_count() or 1)
+    # One searcher per core, at most 56 (engine.play.options.MAX_THREADS).
+    assert engine.options["Threads"].max == min(os.cpu_count() or 1, 56)
     assert engine.options["Clear Hash"].type == "button"
     assert engine.options["Move Overhead"].default == 50
     engine.configure({"Hash": 32, "Clear Hash": None, "Move Overhead": 30})

@@ -12,20 +12,10 @@ import importlib
 import re
 import subprocess
 import sys
-from typing import Any
 
-import pytest
-
-from tests.conftest import REPO
+from tests.conftest import REPO, pyproject
 
 SCRIPTS = REPO / "scripts"
-
-
-def pyproject() -> dict[str, Any]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    with open(REPO / "pyproject.toml", "rb") as handle:
-        data: dict[str, Any] = tomllib.load(handle)
-    return data
 
 
 def test_console_scripts_point_at_functions_that_exist() -> None:

@@ -19,7 +19,7 @@ from typing import Optional
 
 import chess
 import pytest
-from conftest import child_pids, named_children, process_gone
+from conftest import child_pids, named_children, process_gone, two_cpus
 from uci_harness import Engine, bestmove_of, field, info_lines
 
 from engine.core.limits import SearchLimits
@@ -97,6 +97,7 @@ def _engine_with_a_helper(tmp_path: Path) -> tuple[Engine, list[int]]:
     return eng, child_pids(eng.proc.pid)
 
 
+@two_cpus
 def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
     before = _segments()
     eng, helpers = _engine_with_a_helper(tmp_path)
@@ -119,6 +120,7 @@ def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
     eng.close()
 
 
+@two_cpus
 def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> None:
     before = _segments()
     eng, _ = _engine_with_a_helper(tmp_path)
@@ -148,6 +150,7 @@ def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> N
     eng.close()
 
 
+@two_cpus
 def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     eng = Engine(tmp_path, protocol_only=False)
     eng.handshake()
@@ -167,6 +170,7 @@ def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
     eng.close()
 
 
+@two_cpus
 def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
     before = _segments()
     eng, helpers = _engine_with_a_helper(tmp_path)

@@ -22,7 +22,7 @@ from typing import Callable
 import chess
 import pytest
 import uci_harness
-from conftest import named_children
+from conftest import named_children, two_cpus
 from uci_harness import Engine, bestmove_of
 
 from engine.play import smp
@@ -146,6 +146,7 @@ def _engine_in(size: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> En
     return Engine(tmp_path, protocol_only=False)
 
 
+@two_cpus
 def test_threads_two_in_a_16_mb_dev_shm_shares_what_fits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +175,7 @@ def test_threads_two_in_a_16_mb_dev_shm_shares_what_fits(
     assert not any(trace in eng.stderr.decode() for trace in TRACES), eng.stderr
 
 
+@two_cpus
 def test_threads_two_in_a_4_mb_dev_shm_searches_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -259,6 +261,7 @@ def _mapped(name: str) -> bool:
     return False
 
 
+@two_cpus
 @pytest.mark.parametrize(
     ("wait_for_helper", "delay"),
     [(False, 0.05), (True, 0.0), (True, 0.3), (True, 0.7)],

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, pyproject
 
 SUBCOMMANDS = ("analyse", "annotate", "stats", "bench", "compile")
 
@@ -35,9 +34,7 @@ def _help(*argv: str) -> str:
 
 
 def _console_scripts() -> dict[str, str]:
-    tomllib: Any = pytest.importorskip("tomllib")  # Python 3.11+
-    with open(REPO / "pyproject.toml", "rb") as handle:
-        scripts: dict[str, str] = tomllib.load(handle)["project"]["scripts"]
+    scripts: dict[str, str] = pyproject()["project"]["scripts"]
     return scripts
 
 
