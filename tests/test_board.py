@@ -112,6 +112,7 @@ def test_check_state_catches_a_broken_native_board(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3700)  # the perft run's own limit first
 @pytest.mark.parametrize("suite", suite_files())
 def test_perft_native_suites_full(suite: str) -> None:
     assert_suite_passed(
@@ -120,6 +121,7 @@ def test_perft_native_suites_full(suite: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3700)
 def test_perft_native_check_state_suites() -> None:
     for suite in suite_files():
         assert_suite_passed(

@@ -221,6 +221,7 @@ def _bench_nodes(output: str) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # the compile's own limit (1800 s) first
 @pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
 @pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="no cc")
 def test_compile_for_real(tmp_path: Path) -> None:

@@ -171,6 +171,7 @@ def _records(out: str) -> list[dict[str, object]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # two installs, a compile and four rounds of processes
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
 @pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="no cc")

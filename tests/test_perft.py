@@ -351,6 +351,7 @@ def test_cli_check_state_failure_reports_fen_and_path(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1900)  # the perft run's own limit first
 @pytest.mark.parametrize("suite", ["cpw", "perftsuite"])
 def test_cli_suites_pass_to_depth_4(suite: str) -> None:
     # ~1 min each: ~11-12M leaves.
@@ -360,6 +361,7 @@ def test_cli_suites_pass_to_depth_4(suite: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1900)
 def test_cli_check_state_whole_suite_depth_3(position_class: type) -> None:
     result = run_perft("--suite", "perftsuite", "--max-depth", "3", "--check-state", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -170,6 +170,7 @@ made on the same kind of CPU, it is the same file (docs/training.md)."""
 
 @needs_torch
 @pytest.mark.slow
+@pytest.mark.timeout(1900)  # the training's own limit first
 def test_the_committed_positions_remake_the_shipped_network(tmp_path: Path) -> None:
     # About two minutes: the whole training of the shipped network. Not the same
     # bytes, which depend on the CPU: the same evaluations, within training's noise.
