@@ -25,7 +25,7 @@ SHARED = REPO.parent / "shared"
 CPUS = os.cpu_count() or 1
 two_cpus = pytest.mark.skipif(CPUS < 2, reason="needs two CPUs (Threads is at most one a CPU)")
 """Marks a test that sets Threads 2 (or runs two searchers): the Threads option's
-maximum is the number of CPUs, so on one CPU the engine refuses Threads 2."""
+maximum is the number of CPUs, so on one CPU the engine sets Threads 2 to 1."""
 
 
 def shared_file(name: str) -> Path:

@@ -38,12 +38,7 @@ def _console_scripts() -> dict[str, str]:
     return scripts
 
 
-@pytest.mark.parametrize(
-    "name",
-    [name for name in _console_scripts() if name != "cutoff"]
-    if sys.version_info >= (3, 11)
-    else [],
-)
+@pytest.mark.parametrize("name", [name for name in _console_scripts() if name != "cutoff"])
 def test_each_console_script_names_itself_in_its_help(name: str) -> None:
     target = _console_scripts()[name]
     module = "scripts" + target.partition(":")[0][len("cutoff_scripts") :]
