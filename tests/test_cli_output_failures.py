@@ -14,6 +14,7 @@ import json
 import os
 import resource
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -92,6 +93,19 @@ def test_stats_refuses_a_graph_format_before_measuring(tmp_path: Path) -> None:
     done = cutoff(tmp_path, "stats", "--depth", "1", "--quiet", "--plot", "nodes.xyz")
     assert one_line(done, 2).startswith("cutoff stats: --plot nodes.xyz: not a graph format")
     assert done.stdout == "" and not (tmp_path / "nodes.xyz").exists()
+
+
+def test_the_trainer_refuses_a_graph_format_before_training(tmp_path: Path) -> None:
+    """Before: the trainer met a bad --plot (or a missing matplotlib) after training."""
+    pytest.importorskip("matplotlib")
+    data = REPO / "tests" / "data" / "tuning_sample.gz"
+    done = subprocess.run(
+        [sys.executable, "-m", "scripts.training.train", str(data), "--out",
+         str(tmp_path / "net.bin"), "--plot", str(tmp_path / "loss.xyz")],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "--plot" in one_line(done, 2) and "not a graph format" in done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("mode", [0o755, 0o555])

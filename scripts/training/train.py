@@ -35,6 +35,7 @@ This tool writes only ``--out`` (and ``--plot``). It must not make data (datagen
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
 import sys
 import time
@@ -332,6 +333,17 @@ def train(args: Any) -> int:
     for path in args.data:
         if not path.is_file():
             raise UsageError(f"cannot read {str(path)!r}: no such file")
+    if args.plot is not None:
+        # Checked before the training, not found out after it.
+        if importlib.util.find_spec("matplotlib") is None:
+            from engine.extras import install_hint
+
+            raise UsageError(f"--plot needs matplotlib: {install_hint('plot')}")
+        from engine.analysis.plots import plot_problem
+
+        problem = plot_problem(args.plot)
+        if problem is not None:
+            raise UsageError(f"--plot {problem}")
     try:
         import torch
     except ImportError:
