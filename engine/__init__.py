@@ -52,7 +52,7 @@ The package root, the compiled build, the extras' install hint and child process
 - ``play.smp``           Lazy SMP: helper processes over a shared-memory table.
 - ``play.uci``           the UCI session; the only module that reads stdin or writes stdout.
 - ``play.uci_text``      the text of output lines: info, moves, the ``d`` board (pure).
-- ``play.weakened``      weakened play: UCI_Elo and Skill Level.
+- ``play.weakened``      weakened play: UCI_Elo and Skill Level (anchors: calibration.json).
 
 ``engine.analysis``: analysis from Python and files:
 

@@ -39,6 +39,7 @@ project's standard strength test, and ``openings/``, the shipped openings):
 - ``matches.elo``                 the statistics: Elo, 95 % intervals, LOS, the SPRT (pure).
 - ``matches.pool``                ``cutoff-pool``: several match PGNs of one engine as one match.
 - ``matches.ladder``              ``cutoff-ladder``: one engine against calibrated levels.
+- ``matches.calibrate``           weakened play's anchors measured by ladders, written as data.
 - ``matches.drivers``             what the tools that play match after match check first.
 - ``matches.epd_suite``           ``cutoff-epd``: an engine over an EPD test suite.
 - ``matches.variant``             a copy of the engine with module constants changed.

@@ -40,9 +40,11 @@ EVAL_FILE = "EvalFile"
 DEFAULT_EVAL_FILE = "cutoff.nnue"
 """The network shipped in engine/core (a bare file name is looked for there too)."""
 
-# The weakened-play range (engine.play.weakened, which is too heavy to import here).
+# The weakened-play range (engine.play.weakened, which is too heavy to import here):
+# Stockfish's weakest UCI_Elo, and full strength as measured (the full-strength anchor
+# of engine/play/calibration.json; tests/test_calibrate.py holds the two equal).
 ELO_MIN = 1350
-ELO_MAX = 1850
+ELO_MAX = 2123
 
 MAX_THREADS = max(1, min(os.cpu_count() or 1, 56))
 """One searcher per core (a Python searcher keeps a core busy), at most 56 (the

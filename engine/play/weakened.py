@@ -9,20 +9,25 @@ least ``WINNING_CP``) it only picks lines that still win, so it does not throw a
 won game away with a random move. It plays legal moves on the clock like the
 full engine (the node limit only shortens searches).
 
-``weakness(elo)`` maps an Elo to the settings, interpolated between ``ANCHORS``,
-which were calibrated by matches against Stockfish's ``UCI_Elo`` levels at 10+0.1
-(docs/strength.md has the table) with the hand-written evaluation, so the controller
-searches weakened play with it even when a network is loaded. ``Skill Level`` 0..20
-maps onto the same scale. This module must not search; the controller applies the
-settings.
+``weakness(elo)`` maps an Elo to the settings, interpolated between ``ANCHORS``:
+settings whose Elo was measured against Stockfish's ``UCI_Elo`` levels at 10+0.1
+scaled by the host's python-chess perft, kept as data in ``calibration.json`` beside
+this module and remade by ``python -m scripts.matches.calibrate`` (docs/strength.md
+has the table). The weakened anchors were measured with the hand-written evaluation,
+so the controller searches weakened play with it even when a network is loaded; the
+strongest anchor is full strength as shipped (the network, no limit), ``ELO_MAX``.
+``Skill Level`` 0..20 maps onto the same scale. This module must not search; the
+controller applies the settings.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Optional
 
 import chess
@@ -31,24 +36,47 @@ from engine.core.score import MATE_BOUND
 from engine.play.options import ELO_MAX, ELO_MIN
 
 # ELO_MIN is Stockfish's own UCI_Elo minimum, the lowest level we can calibrate;
-# ELO_MAX is Cutoff's measured strength at 10+0.1 on the project machine.
+# ELO_MAX is the full-strength anchor's measured Elo (tests/test_calibrate.py holds
+# options.py's copy equal to the data).
 SKILL_MAX = 20
 WINNING_CP = 200
 """From this score on, only lines that still win may be picked."""
 
-ANCHORS: tuple[tuple[int, int, int, int], ...] = (
-    # (Elo measured against Stockfish at 10+0.1, nodes per move, MultiPV lines,
-    # margin in cp); 50 games each, 95 % error bars 120, 110, 90 and 70 Elo.
-    (1130, 100, 4, 150),
-    (1225, 300, 4, 100),
-    (1629, 1000, 3, 60),
-    (1800, 4000, 2, 25),
-    (1850, 0, 1, 0),
-)
+DATA_FILE: Final = Path(__file__).with_name("calibration.json")
+"""The measured anchors, remade by ``python -m scripts.matches.calibrate`` (its docstring
+says how each is measured)."""
+
+
+def load_anchors(path: Path = DATA_FILE) -> tuple[tuple[int, int, int, int], ...]:
+    """The measured anchors of ``path`` as (Elo, nodes per move, MultiPV lines, margin in
+    cp), weakest first; a full-strength anchor has nodes 0 (no limit), lines 1, margin 0.
+    An anchor not measured yet (a calibration under way) is left out.
+
+    Raises ValueError naming the file when the Elos do not rise in the order listed:
+    the interpolation below needs a rising scale.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    anchors: list[tuple[int, int, int, int]] = []
+    for entry in data["anchors"]:
+        if entry.get("elo") is None:
+            continue
+        if entry.get("full_strength"):
+            anchors.append((int(entry["elo"]), 0, 1, 0))
+        else:
+            setting = (int(entry["nodes"]), int(entry["lines"]), int(entry["margin_cp"]))
+            anchors.append((int(entry["elo"]), *setting))
+        if len(anchors) > 1 and anchors[-1][0] <= anchors[-2][0]:
+            raise ValueError(
+                f"{path}: anchor {entry.get('name')!r} does not measure above the one before"
+            )
+    return tuple(anchors)
+
+
+ANCHORS: Final = load_anchors()
 """Settings by the Elo they measured; between two anchors nodes interpolate
-geometrically, the rest linearly. Nodes 0 means no node limit. The first two lie
-below ELO_MIN: the weakest settings tried play below Stockfish's weakest level, so
-ELO_MIN falls between anchors."""
+geometrically, the rest linearly. Nodes 0 means no node limit. The weakest anchors
+may lie below ELO_MIN (Stockfish's weakest level), so ELO_MIN falls between anchors;
+the strongest is full strength, ELO_MAX."""
 
 
 @dataclass(frozen=True)
