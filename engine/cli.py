@@ -644,21 +644,23 @@ def _open_output(path: Optional[Path], append: bool = False) -> GuardedOutput:
 # ----------------------------------------------------------------- annotate
 
 
-def _games(path: Path, on_error: Callable[[str], None]) -> list[tuple[int, chess.pgn.Game]]:
-    """The games of ``path``, read before any work (so that every output, one graph
-    per game, is known and checked first); one whose main line breaks (an illegal
-    move...) is reported and kept up to the break, as ``cutoff analyse`` keeps it."""
+def _games(
+    path: Path, on_error: Callable[[str], None], on_read_error: Callable[[str], None]
+) -> Iterator[tuple[int, chess.pgn.Game]]:
+    """The games of ``path`` one at a time (a database of many games is never held
+    whole); one whose main line breaks (an illegal move...) is reported to ``on_error``
+    and kept up to the break, as ``cutoff analyse`` keeps it; a file that cannot be
+    read is reported to ``on_read_error``. Annotate reads the file twice: once before
+    any work, to count the games (one graph per game: every output is known and
+    checked first) and collect what to report, then game by game."""
     from engine.analysis.inputs import read_games
 
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            return [
-                (number, game)
-                for number, game, _ in read_games(str(path), handle, on_error, keep_prefix=True)
-            ]
+            for number, game, _ in read_games(str(path), handle, on_error, keep_prefix=True):
+                yield number, game
     except OSError as exc:
-        on_error(f"{path}: cannot read: {exc.strerror or exc}")
-        return []
+        on_read_error(f"{path}: cannot read: {exc.strerror or exc}")
 
 
 def _annotate(args: argparse.Namespace) -> int:
@@ -688,11 +690,11 @@ def _annotate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     # The input's problems are said once the outputs are known to be fine.
     reading: list[str] = []
-    games = _games(args.pgn, reading.append)
+    count = sum(1 for _ in _games(args.pgn, reading.append, reading.append))
     plots = [] if args.plot is None else [plot_file(args.plot)]
     if plots:
         # One graph per game: the second game's is PLOT-2.png, and so on.
-        plots += [_numbered(plots[0], number) for number in range(2, len(games) + 1)]
+        plots += [_numbered(plots[0], number) for number in range(2, count + 1)]
     outputs = [("-o", args.output), *(("--plot", path) for path in plots), ("--json", args.json)]
     problem = overwrite_problem(outputs, [args.pgn]) or replace_problem(
         [
@@ -733,7 +735,11 @@ def _annotate(args: argparse.Namespace) -> int:
             _signals_stop_the_run(),
             Analyser(args.hash, use_nnue=network is not None, eval_file=network) as analyser,
         ):
+            # Read again game by game; its messages were collected by the count.
+            games = _games(args.pgn, lambda _: None, errors) if count else iter(())
             for number, game in games:
+                if done == count:
+                    break  # the file grew since it was counted: no output was checked
                 plies = sum(1 for _ in game.mainline_moves()) + 1
                 bar = _progress(plies, args.quiet, "pos")
                 positions = []
@@ -774,7 +780,7 @@ def _annotate(args: argparse.Namespace) -> int:
                     except OSError as exc:
                         errors(f"--plot: {write_failure(path, exc)}")
                 done += 1
-    if not games and errors.count == 0:
+    if not count and errors.count == 0:
         errors(f"{args.pgn}: no games")
     return EXIT_FAILED if errors.count else EXIT_OK
 
