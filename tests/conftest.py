@@ -214,6 +214,52 @@ def still_running(pids: list[int]) -> list[int]:
     return left
 
 
+SHM = Path("/dev/shm")
+
+
+def shm_segments() -> set[str]:
+    """Shared memory segments (``psm_`` is SharedMemory's prefix). Other entries,
+    such as the ``sem.mp-`` semaphores of any multiprocessing program running beside
+    the tests, come and go on their own and must not fail a leak check."""
+    if not SHM.is_dir():
+        return set()
+    return {p.name for p in SHM.iterdir() if p.name.startswith("psm_")}
+
+
+def shm_mapped(name: str) -> bool:
+    """Whether a live process maps the segment (a test running beside this one)."""
+    needle = f"/dev/shm/{name}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "maps").read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def shm_leaked(before: set[str]) -> set[str]:
+    """The segments made since ``before`` that no live process maps: left behind.
+    (A segment of a test running beside this one is mapped by its engine.)"""
+    return {name for name in shm_segments() - before if not shm_mapped(name)}
+
+
+def shm_named_by(pid: int) -> set[str]:
+    """The segments process ``pid`` maps whose names still exist in /dev/shm (a
+    segment unlinked once its helpers attached shows as ``(deleted)``)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    names = {
+        line.split("/dev/shm/", 1)[1].split()[0]
+        for line in maps.splitlines()
+        if "/dev/shm/psm_" in line and not line.endswith("(deleted)")
+    }
+    return {name for name in names if (SHM / name).exists()}
+
+
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[Engine]:
     """Cutoff through its real process, after the ``uci`` handshake."""

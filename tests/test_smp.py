@@ -19,7 +19,15 @@ from typing import Optional
 
 import chess
 import pytest
-from conftest import child_pids, named_children, process_gone, two_cpus
+from conftest import (
+    child_pids,
+    named_children,
+    process_gone,
+    shm_leaked,
+    shm_named_by,
+    shm_segments,
+    two_cpus,
+)
 from uci_harness import Engine, bestmove_of, field, info_lines
 
 from engine.core.limits import SearchLimits
@@ -31,17 +39,7 @@ from engine.play.controller import Controller
 from engine.play.smp import HelperPool, pack_result, unpack_result
 from engine.play.uci_text import BestMove
 
-SHM = Path("/dev/shm")
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _segments() -> set[str]:
-    """Shared memory segments (``psm_`` is SharedMemory's prefix). Other entries,
-    such as the ``sem.mp-`` semaphores of any multiprocessing program running beside
-    the tests, come and go on their own and must not fail a leak check."""
-    if not SHM.is_dir():
-        return set()
-    return {p.name for p in SHM.iterdir() if p.name.startswith("psm_")}
 
 
 def _writer(name: str, entries: int) -> None:
@@ -99,10 +97,12 @@ def _engine_with_a_helper(tmp_path: Path) -> tuple[Engine, list[int]]:
 
 @two_cpus
 def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
-    before = _segments()
+    before = shm_segments()
     eng, helpers = _engine_with_a_helper(tmp_path)
     assert helpers, "no helper process"
-    assert _segments() == before  # the segment's name is gone once the helpers attached
+    # The segment's name is gone once the helpers attached (segments of tests running
+    # beside this one come and go: only the engine's own are looked at).
+    assert not shm_named_by(eng.proc.pid)
     eng.send("position startpos moves e2e4")
     lines, best, _ = eng.search("go depth 7")
     board = chess.Board()
@@ -116,13 +116,13 @@ def test_threads_two_searches_with_a_helper(tmp_path: Path) -> None:
     eng.proc.wait(10)
     for pid in helpers:
         assert process_gone(pid), f"helper {pid} outlived quit"
-    assert _segments() == before
+    assert not shm_leaked(before)
     eng.close()
 
 
 @two_cpus
 def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> None:
-    before = _segments()
+    before = shm_segments()
     eng, _ = _engine_with_a_helper(tmp_path)
     helpers = named_children(eng.proc.pid)
     assert helpers
@@ -146,7 +146,7 @@ def test_threads_back_to_one_between_games_ends_the_helpers(tmp_path: Path) -> N
     assert chess.Move.from_uci(bestmove_of(best)) in board.legal_moves
     eng.send("quit")
     eng.proc.wait(10)
-    assert _segments() == before
+    assert not shm_leaked(before)
     eng.close()
 
 
@@ -172,7 +172,7 @@ def test_a_killed_helper_does_not_stall_go(tmp_path: Path) -> None:
 
 @two_cpus
 def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
-    before = _segments()
+    before = shm_segments()
     eng, helpers = _engine_with_a_helper(tmp_path)
     eng.send("position startpos")
     eng.send("go infinite")
@@ -181,7 +181,7 @@ def test_a_killed_engine_leaves_nothing_behind(tmp_path: Path) -> None:
     eng.proc.wait(5)
     for pid in helpers:
         assert process_gone(pid, wait_s=10), f"helper {pid} outlived its engine"
-    assert _segments() == before
+    assert not shm_leaked(before)
     eng.close(check=False)
 
 
@@ -344,7 +344,7 @@ def test_helpers_that_die_on_the_way_up_are_dropped_cleanly(tmp_path: Path) -> N
         "print('helpers', pool.helpers)\n"
         "pool.close()\n"
     )
-    before = _segments()
+    before = shm_segments()
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
@@ -352,4 +352,4 @@ def test_helpers_that_die_on_the_way_up_are_dropped_cleanly(tmp_path: Path) -> N
     assert "helper 0 did not start: searching with 1" in done.stdout
     assert "helpers 0" in done.stdout
     assert "BufferError" not in done.stderr
-    assert _segments() == before
+    assert not shm_leaked(before)

@@ -22,7 +22,7 @@ from typing import Callable
 import chess
 import pytest
 import uci_harness
-from conftest import named_children, two_cpus
+from conftest import named_children, shm_leaked, shm_segments, two_cpus
 from uci_harness import Engine, bestmove_of
 
 from engine.play import smp
@@ -244,23 +244,6 @@ def _marked(mark: str) -> list[int]:
     return found
 
 
-def _segments() -> set[str]:
-    return {p.name for p in SHM.iterdir() if p.name.startswith("psm_")} if SHM.is_dir() else set()
-
-
-def _mapped(name: str) -> bool:
-    """Whether a live process maps the segment (a test beside this one running)."""
-    needle = f"/dev/shm/{name}".encode()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if needle in (entry / "maps").read_bytes():
-                    return True
-            except OSError:
-                continue
-    return False
-
-
 @two_cpus
 @pytest.mark.parametrize(
     ("wait_for_helper", "delay"),
@@ -272,7 +255,7 @@ def test_killed_while_helpers_start_the_engine_leaves_nothing_and_no_trace(
 ) -> None:
     mark = f"CUTOFF_TEST_MARK={uuid.uuid4().hex}"
     monkeypatch.setenv("CUTOFF_TEST_MARK", mark.partition("=")[2])
-    before = _segments()
+    before = shm_segments()
     eng = Engine(tmp_path, protocol_only=False)
     eng.handshake()
     eng.send("setoption name Threads value 2")
@@ -290,6 +273,5 @@ def test_killed_while_helpers_start_the_engine_leaves_nothing_and_no_trace(
         time.sleep(0.1)
     eng._err_reader.join(10)  # stderr ends when the last process holding it does
     assert not any(trace in eng.stderr.decode() for trace in TRACES), eng.stderr.decode()
-    leaked = {name for name in _segments() - before if not _mapped(name)}
-    assert not leaked
+    assert not shm_leaked(before)
     eng.close(check=False)
