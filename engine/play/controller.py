@@ -394,10 +394,9 @@ class Controller:
     def _weakness(self) -> Optional[Weakness]:
         if self.options.get_bool(LIMIT_STRENGTH):
             settings = weakness(self.options.get_int(UCI_ELO))
+        elif (level := self.options.get_int(SKILL_LEVEL)) < 20:
+            settings = weakness(elo_for_skill(level))
         else:
-            level = self.options.get_int(SKILL_LEVEL)
-            settings = weakness(elo_for_skill(level)) if level < 20 else None
-        if settings is None and not self.options.get_bool(LIMIT_STRENGTH):
             return None
         try:
             # A calibration's raw settings (CUTOFF_WEAKNESS) replace the mapped ones,

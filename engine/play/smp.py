@@ -137,8 +137,22 @@ def total_nodes(header: memoryview, slots: int) -> int:
     of the first ``slots`` helpers."""
     total = header[MAIN_NODES_WORD]
     for index in range(slots):
-        total += header[HELPER_WORD + WORDS_PER_HELPER * index]
+        total += header[helper_slot(index)]
     return int(total)
+
+
+def publish_nodes(header: memoryview, word: int, nodes: int, slots: int) -> None:
+    """One thread's poll: publish its ``nodes`` at ``word``, and end its search
+    (``SearchAbortedError``) when the stop flag is up or the threads together (the
+    main search and ``slots`` helpers) have reached the node limit, raising the flag
+    for the others."""
+    header[word] = nodes
+    if header[STOP_WORD]:
+        raise SearchAbortedError
+    limit = header[NODE_LIMIT_WORD]
+    if limit and total_nodes(header, slots) >= limit:
+        header[STOP_WORD] = 1  # the others stop at their next poll
+        raise SearchAbortedError
 
 
 def segment_bytes(size_mb: int) -> int:
@@ -299,7 +313,7 @@ class _Helper:
         self.searcher.on_poll = self._poll
         self.searcher.skip_ahead = self._next_depth
         self._header = header
-        self._slot = HELPER_WORD + WORDS_PER_HELPER * index
+        self._slot = helper_slot(index)
         self._lead = 1 + index % 2
         self._parent = parent
         self._polls = 0
@@ -328,14 +342,7 @@ class _Helper:
             )
 
     def _poll(self, nodes: int) -> None:
-        header = self._header
-        header[self._slot] = nodes
-        if header[STOP_WORD]:
-            raise SearchAbortedError
-        limit = header[NODE_LIMIT_WORD]
-        if limit and total_nodes(header, self.slots) >= limit:
-            header[STOP_WORD] = 1  # the others stop at their next poll
-            raise SearchAbortedError
+        publish_nodes(self._header, self._slot, nodes, self.slots)
         self._polls += 1
         if not self._polls % PARENT_CHECK_POLLS and os.getppid() != self._parent:
             os._exit(0)  # the engine is gone: nobody needs this search
@@ -560,14 +567,7 @@ class HelperPool:
         """The main searcher's ``on_poll`` while helpers search with it: publish its
         count, and end its search (``SearchAbortedError``) when the stop flag is up or
         the threads together have reached the node limit (see the module doc)."""
-        header = self._header
-        header[MAIN_NODES_WORD] = nodes
-        if header[STOP_WORD]:
-            raise SearchAbortedError
-        limit = header[NODE_LIMIT_WORD]
-        if limit and total_nodes(header, self._slots) >= limit:
-            header[STOP_WORD] = 1
-            raise SearchAbortedError
+        publish_nodes(self._header, MAIN_NODES_WORD, nodes, self._slots)
 
     def main_completed(self, depth: int) -> None:
         """The main search has completed ``depth``: helpers keep ahead of it."""
