@@ -27,7 +27,7 @@ import chess.engine
 
 from ..common import uci_option_values
 from .errors import MatchError
-from .time_controls import Limits, fmt_seconds, parse_tc, positive_float, positive_int
+from .time_controls import Limits, parse_tc, positive_float, positive_int
 
 # Seconds an engine gets to answer `uci` with `uciok` (python-chess waits 10 s, cutechess 35 s;
 # a Python engine on a loaded machine needs more than the former).
@@ -246,15 +246,7 @@ def spec_settings(spec: EngineSpec) -> str:
     ``depth=``, ``nodes=``); ``-`` when none but the defaults."""
     words = [f"option.{name}={value}" for name, value in spec.options.items()]
     words += [f"env.{name}={value}" for name, value in spec.env.items()]
-    limits = spec.limits
-    if limits.tc is not None:
-        words.append(f"tc={limits.tc.pgn()}")
-    if limits.movetime_s is not None:
-        words.append(f"st={fmt_seconds(limits.movetime_s)}")
-    if limits.depth is not None:
-        words.append(f"depth={limits.depth}")
-    if limits.nodes is not None:
-        words.append(f"nodes={limits.nodes}")
+    words += [f"{key}={value}" for key, value in spec.limits.fields()]
     return shlex.join(words) or "-"
 
 

@@ -73,17 +73,24 @@ class Limits:
     def is_empty(self) -> bool:
         return self.tc is None and self.movetime_s is None and self.depth is None and not self.nodes
 
-    def describe(self) -> str:
-        parts = []
+    def fields(self) -> list[tuple[str, str]]:
+        """The limits set, as (engine spec key, value): ``tc``, ``st`` (move time in
+        seconds), ``depth``, ``nodes``."""
+        fields = []
         if self.tc:
-            parts.append(f"tc {self.tc.pgn()}")
+            fields.append(("tc", self.tc.pgn()))
         if self.movetime_s is not None:
-            parts.append(f"movetime {fmt_seconds(self.movetime_s)}s")
+            fields.append(("st", fmt_seconds(self.movetime_s)))
         if self.depth is not None:
-            parts.append(f"depth {self.depth}")
+            fields.append(("depth", str(self.depth)))
         if self.nodes is not None:
-            parts.append(f"nodes {self.nodes}")
-        return ", ".join(parts)
+            fields.append(("nodes", str(self.nodes)))
+        return fields
+
+    def describe(self) -> str:
+        """The limits in words, for the summary (``tc 10+0.1, movetime 0.1s``)."""
+        words = {"tc": "tc {}", "st": "movetime {}s", "depth": "depth {}", "nodes": "nodes {}"}
+        return ", ".join(words[key].format(value) for key, value in self.fields())
 
     def pgn_time_control(self) -> str:
         if self.tc:
