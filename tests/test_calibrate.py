@@ -140,6 +140,7 @@ def test_calibrate_plays_each_anchor_writes_the_data_and_resumes(tmp_path: Path)
     assert anchor["measured"]["clock"] == "5+0.05"  # 10+0.1 scaled by the rate
     # Against the stub Cutoff may win both games: a rating that is not finite is None.
     assert "elo" in anchor and "error" in anchor and anchor["measured"]["build"]
+    assert anchor["measured"]["build"].startswith("Cutoff ")  # as it said in the games
     assert (out / "tiny" / "1400.pgn").exists()
     assert "option.UCI_LimitStrength=true env.CUTOFF_WEAKNESS=50,2,40" in proc.stderr
     pgn = (out / "tiny" / "1400.pgn").read_text()

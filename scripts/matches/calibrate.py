@@ -20,8 +20,9 @@ proof that a level plays at its label.
 Ladders are resumed (``--resume``): an interrupted calibration loses at most the
 level it was playing, and running the command again replays nothing finished.
 This module only builds ladder command lines and reads their summaries; games and
-statistics are the ladder's and the match runner's. It does not import the engine
-(the data file is found beside it without loading it).
+statistics are the ladder's and the match runner's. It does not load the engine's
+search or play layers: the data file is found beside them, and the build measured is
+the one Cutoff reported in the games.
 
 Exit status: 0 every ladder played and recorded, 1 bad input, a ladder that could
 not play, or a data file that cannot be written, 130 interrupted.
@@ -35,11 +36,12 @@ import importlib.util
 import json
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
+
+from engine.analysis.outputs import pgn_tags
 
 from ..common import UsageError, atomic_output
 from . import ladder
@@ -137,29 +139,12 @@ def ladder_arguments(
     return [*arguments, *extra]
 
 
-def build_label(cutoff: str) -> str:
-    """What build the anchors were measured with: ``cutoff compile --status``'s
-    first line and the checkout's commit, when there is one."""
-    parts = []
-    try:
-        status = subprocess.run(
-            [*shlex.split(cutoff), "compile", "--status"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        first = status.stdout.strip().splitlines()[0] if status.stdout.strip() else "?"
-        parts.append(first.rpartition(": ")[2])  # without the install's path
-    except (OSError, subprocess.SubprocessError):
-        parts.append("build unknown")
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, timeout=30, check=False,
-        ).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
-    if commit:
-        parts.append(f"commit {commit}")
-    return "; ".join(parts)
+def build_of(pgn: Path) -> str:
+    """The build Cutoff said it was in the ladder's games (the match records what each
+    engine reports at its start in the ``WhiteEngine`` / ``BlackEngine`` tags)."""
+    tags = pgn_tags(pgn) if pgn.exists() else {}
+    side = "White" if tags.get("White") == "Cutoff" else "Black"
+    return tags.get(f"{side}Engine", "not recorded")
 
 
 def record(entry: dict[str, Any], summary: dict[str, Any], build: str) -> None:
@@ -215,7 +200,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 check = {"uci_elo": elo, "levels": [elo], "rounds": 40, "seed": 240000 + elo}
                 data["checks"].append(check)
             jobs.append((f"check-{elo}", check))
-        build = build_label(args.cutoff)
         for name, entry in jobs:
             out = Path(args.out) / name
             print(f"{PROG}: {name}: {engine_spec(args.cutoff, entry)}", file=sys.stderr)
@@ -224,7 +208,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"{PROG}: {name}: the ladder stopped (exit {status})", file=sys.stderr)
                 return status if status >= 128 else 1
             summary = json.loads((out / "ladder.json").read_text(encoding="utf-8"))
-            record(entry, summary, build)
+            record(entry, summary, build_of(out / f"{entry['levels'][0]}.pgn"))
             data["checks"].sort(key=lambda check: check["uci_elo"])
             write(path, data)
             print(f"{PROG}: {name}: {entry['elo']} ± {entry['error']} written to {path}")
