@@ -95,14 +95,13 @@ OVERRIDE_ENV: Final = "CUTOFF_WEAKNESS"
 setting before it has an Elo. Not a user option: GUIs never see it."""
 
 
-def override(text: Optional[str] = None) -> Optional[Weakness]:
-    """The settings ``CUTOFF_WEAKNESS`` (or ``text``) names, None when unset.
+def override() -> Optional[Weakness]:
+    """The settings ``CUTOFF_WEAKNESS`` names, None when unset.
 
     Raises ValueError naming the variable when it is set but not three integers
     ``NODES,LINES,MARGIN`` (nodes >= 0, 0 meaning no limit; lines >= 1; margin >= 0).
     """
-    if text is None:
-        text = os.environ.get(OVERRIDE_ENV)
+    text = os.environ.get(OVERRIDE_ENV)
     if text is None or not text.strip():
         return None
     try:

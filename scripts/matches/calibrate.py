@@ -20,9 +20,9 @@ proof that a level plays at its label.
 Ladders are resumed (``--resume``): an interrupted calibration loses at most the
 level it was playing, and running the command again replays nothing finished.
 This module only builds ladder command lines and reads their summaries; games and
-statistics are the ladder's and the match runner's. It does not load the engine's
-search or play layers: the data file is found beside them, and the build measured is
-the one Cutoff reported in the games.
+statistics are the ladder's and the match runner's; the rule the anchors must keep
+(they rise) is weakened play's own (``load_anchors``), and the build measured is the
+one Cutoff reported in the games.
 
 Exit status: 0 every ladder played and recorded, 1 bad input, a ladder that could
 not play, or a data file that cannot be written, 130 interrupted.
@@ -164,18 +164,6 @@ def record(entry: dict[str, Any], summary: dict[str, Any], build: str) -> None:
     }
 
 
-def monotonic_problem(anchors: Sequence[dict[str, Any]]) -> Optional[str]:
-    """Why the anchors' Elos do not rise in the order listed (weakened play needs
-    them to), or None."""
-    measured = [(a["name"], a.get("elo")) for a in anchors]
-    for (low, low_elo), (high, high_elo) in zip(measured, measured[1:]):
-        if low_elo is None or high_elo is None:
-            return f"anchor {low if low_elo is None else high} has no Elo"
-        if high_elo <= low_elo:
-            return f"anchor {high} ({high_elo}) does not measure above {low} ({low_elo})"
-    return None
-
-
 def write(path: Path, data: dict[str, Any]) -> None:
     with atomic_output(path) as handle:
         handle.write(json.dumps(data, indent=2) + "\n")
@@ -221,9 +209,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    problem = monotonic_problem(data["anchors"])
-    if problem:
-        print(f"{PROG}: warning: {problem}; weakened play needs rising anchors", file=sys.stderr)
+    # Weakened play's own rule: the measured anchors must rise in the order listed.
+    from engine.play.weakened import load_anchors
+
+    try:
+        load_anchors(path)
+    except ValueError as exc:
+        print(f"{PROG}: warning: {exc}; weakened play needs rising anchors", file=sys.stderr)
     return 0
 
 
