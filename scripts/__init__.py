@@ -65,9 +65,11 @@ of the engine's constants:
 ``training``: training data and training of the learned evaluation (issue 68):
 
 - ``training.recipe``             one command from nothing to a trained network.
-- ``training.datagen``            the one labeller: self-play, PGNs, FEN lists and data files.
+- ``training.datagen``            the labelling tool: positions from self-play, PGNs, FEN
+                                  lists or data files, labelled by a teacher, written as data.
 - ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines, and its reader.
-- ``training.engines``            UCI engines for data: the one self-play loop and the one labeller.
+- ``training.engines``            the UCI engines the data tools drive: the self-play loop
+                                  (``GameRunner``) and a teacher's search (``Labeller``).
 - ``training.games``              match games kept compactly as training data.
 - ``training.leaves``             the positions the search evaluates, sampled for labels.
 - ``training.distill``            positions relabelled with Cutoff's own static evaluation.

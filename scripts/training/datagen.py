@@ -44,9 +44,11 @@ and chunks already done and appends the rest. The work runs through the project'
 execution layer (engine.analysis.parallel): in this process, in ``--jobs`` local processes or
 on a Dask scheduler (``--scheduler tcp://HOST:8786`` or ``local:N``).
 
-It is the project's one tool that labels positions with a teacher engine
-(scripts.training.engines.Labeller); the positions the search evaluates are made by
-``leaves``. This tool writes nothing but OUT. It must not train (train does).
+It is the project's one tool that labels positions with a teacher engine: it chooses
+the positions, filters, deduplicates and writes them; the engines themselves (the
+self-play loop, the teacher's search) are driven through scripts.training.engines.
+The positions the search evaluates are made by ``leaves``. This tool writes nothing
+but OUT. It must not train (train does).
 """
 
 from __future__ import annotations

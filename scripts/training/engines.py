@@ -3,10 +3,11 @@
 Responsible for starting an engine as every data tool does (the repository root as
 its working directory, one thread, a small hash), the one self-play loop
 (``GameRunner``: a game from an opening and seeded random plies to its end by the
-rules or by adjudication, with the quiet positions it passed) and the one labeller
-(``Labeller``: a teacher's search of a position from an empty hash). datagen (the
-one tool that labels with a teacher) and scripts.tuning's make_tuning_data use them;
-this module writes nothing.
+rules or by adjudication, with the quiet positions it passed) and a teacher's search
+(``Labeller``: one teacher process scoring a position from an empty hash). It plays
+and searches; which positions are labelled, and the data file, are datagen's (the
+labelling tool, which drives both); scripts.tuning's make_tuning_data uses the
+self-play loop. This module writes nothing.
 """
 
 from __future__ import annotations
