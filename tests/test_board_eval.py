@@ -1,16 +1,16 @@
-"""The evaluations of the native search board: ``evaluate_board`` equals ``evaluate``.
+"""The evaluations of the native search board equal their definitions.
 
-``Evaluator.evaluate_board`` and ``NetworkEvaluator.evaluate_board`` read the native
-board (engine.core.board: its bitboards, key, psqt sums and, with a network, its
-accumulator); they must score every position exactly as ``evaluate`` scores the
-``Position`` of the same python-chess board, or the search on the native board would
-search another tree. Compared along seeded random games (standard and Chess960, with
-captures, promotions, castling, en passant and null moves) and in endings where the
-scale factors apply, for the hand-written evaluation, the shipped network (its output
-added to the hand-written score) and a random network scored alone; the hand-written
-evaluation both by the body ``evaluate_board`` runs in this build and by the native
-body (the compiled build's). The evaluators compared are separate objects: neither
-answers from the other's cache.
+``Evaluator.evaluate`` (the search's one entry point) must score every position of the
+native board (engine.core.board: its bitboards, key, psqt sums) exactly as the tuner's
+definition, ``features.evaluate_features`` (weights x features) scores the python-chess
+board, and ``NetworkEvaluator.evaluate`` (the board's accumulator) exactly as the
+network's from-scratch ``Network.evaluate``, plus the definition when the network is a
+correction (BASE_HAND). Compared along seeded random games (standard and Chess960,
+with captures, promotions, castling, en passant and null moves, the evaluators' caches
+and pawn-king tables kept: a table of 16 slots, so that entries are replaced and
+re-checked) and in endings where the scale factors apply, for the hand-written
+evaluation, the shipped network and a random network scored alone. Whichever build
+the guard loads (compiled or source) is the one tested.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from engine.core import features
 from engine.core.board import Board
 from engine.core.evaluate import Evaluator
 from engine.core.nnue import BASE_HAND, BASE_NONE, SHIPPED_NETWORK, Incremental, load
-from engine.core.nnue_eval import NetworkEvaluator
-from engine.core.position import Position
+from engine.core.nnue_eval import MAX_NETWORK_SCORE, NetworkEvaluator
+from engine.core.weights import EG_WEIGHTS, MG_WEIGHTS
 from tests.networks import random_network
 
 ENDING_FENS = [
@@ -48,6 +48,11 @@ ENDING_FENS = [
 ]
 
 
+def definition(board: chess.Board) -> int:
+    """The tuner's definition of the hand-written evaluation (side to move's view)."""
+    return features.evaluate_features(board, MG_WEIGHTS, EG_WEIGHTS)
+
+
 @pytest.fixture(scope="module")
 def evaluator_pairs() -> list[tuple[str, Callable[[], Evaluator]]]:
     """Makers of the evaluators compared: hand-written, shipped network, random one."""
@@ -56,9 +61,9 @@ def evaluator_pairs() -> list[tuple[str, Callable[[], Evaluator]]]:
     alone = random_network(16, seed=9)
     assert alone.base == BASE_NONE
     return [
-        ("hand", Evaluator),
-        ("shipped", lambda: NetworkEvaluator(shipped)),
-        ("random", lambda: NetworkEvaluator(alone)),
+        ("hand", lambda: Evaluator(cache_bits=4)),
+        ("shipped", lambda: NetworkEvaluator(shipped, cache_bits=4)),
+        ("random", lambda: NetworkEvaluator(alone, cache_bits=4)),
     ]
 
 
@@ -67,30 +72,32 @@ def network_of(evaluator: Evaluator) -> Optional[Incremental]:
 
 
 class Pair:
-    """One evaluator for the native board, another for Positions of the same board."""
+    """An evaluator of the native board and the definition it must equal."""
 
     def __init__(self, make: Callable[[], Evaluator]) -> None:
-        self.native_eval = make()
-        self.reference = make()
-        self.network = network_of(self.reference)
-        # The native body (the compiled build's), run here in either build, with a
-        # pawn-king table of 16 slots, so that entries are replaced and re-checked.
-        self.native_body = Evaluator(cache_bits=4) if type(self.native_eval) is Evaluator else None
+        self.evaluator = make()
+
+    def expected(self, board: chess.Board) -> int:
+        evaluator = self.evaluator
+        if not isinstance(evaluator, NetworkEvaluator):
+            return definition(board)
+        score = evaluator.net.evaluate(board)
+        if evaluator.net.base == BASE_HAND:
+            score += definition(board)
+        return max(-MAX_NETWORK_SCORE, min(MAX_NETWORK_SCORE, score))
 
     def board(self, board: chess.Board) -> Board:
         native = Board.from_chess(board)
-        native.use_network(network_of(self.native_eval))
+        native.use_network(network_of(self.evaluator))
         return native
 
     def check(self, native: Board, board: chess.Board) -> None:
-        expected = self.reference.evaluate(Position(board.copy(), self.network))
-        assert self.native_eval.evaluate_board(native) == expected, board.fen()
-        if self.native_body is not None:
-            assert self.native_body._evaluate_native(native) == expected, board.fen()
+        expected = self.expected(board)
+        assert self.evaluator.evaluate(native) == expected, board.fen()
         # Cached under the board's key, as given: the second answer is the cache's.
-        slot = native.key & self.native_eval._mask
-        assert self.native_eval._keys[slot] == native.key
-        assert self.native_eval.evaluate_board(native) == expected
+        slot = native.key & self.evaluator._mask
+        assert self.evaluator._keys[slot] == native.key
+        assert self.evaluator.evaluate(native) == expected
 
 
 def play_and_compare(pair: Pair, board: chess.Board, rng: random.Random, plies: int) -> None:
@@ -130,7 +137,7 @@ def play_and_compare(pair: Pair, board: chess.Board, rng: random.Random, plies: 
 
 
 @pytest.mark.parametrize("which", range(3))
-def test_evaluate_board_equals_evaluate_along_games(
+def test_evaluate_equals_the_definition_along_games(
     evaluator_pairs: list[tuple[str, Callable[[], Evaluator]]], which: int
 ) -> None:
     _, make = evaluator_pairs[which]
@@ -144,7 +151,7 @@ def test_evaluate_board_equals_evaluate_along_games(
 
 
 @pytest.mark.parametrize("fen", ENDING_FENS)
-def test_evaluate_board_equals_evaluate_in_endings(
+def test_evaluate_equals_the_definition_in_endings(
     evaluator_pairs: list[tuple[str, Callable[[], Evaluator]]], fen: str
 ) -> None:
     rng = random.Random(fen)
@@ -167,13 +174,12 @@ def test_endings_reach_every_scale_factor() -> None:
 
 def test_a_board_without_a_king_uses_the_definition() -> None:
     board = chess.Board("8/8/8/3k4/8/8/2Q5/8 w - - 0 1")
-    expected = Evaluator().evaluate(Position(board.copy()))
-    assert Evaluator().evaluate_board(Board.from_chess(board)) == expected
+    assert Evaluator().evaluate(Board.from_chess(board)) == definition(board)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(12))
-def test_evaluate_board_equals_evaluate_many(
+def test_evaluate_equals_the_definition_many(
     evaluator_pairs: list[tuple[str, Callable[[], Evaluator]]], seed: int
 ) -> None:
     rng = random.Random(4000 + seed)

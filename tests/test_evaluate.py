@@ -1,4 +1,9 @@
-"""The evaluation: fast form equals weights x features, mirror symmetry, each term."""
+"""The evaluation: the entry point equals weights x features, mirror symmetry, each term.
+
+``Evaluator().evaluate(Board.from_chess(board))``, the search's one entry point, must
+equal ``features.evaluate_features(board, MG_WEIGHTS, EG_WEIGHTS)``, the tuner's
+definition, in every position (random games, odd material, promotions), in whichever
+build the guard loads; tests/test_board_eval.py compares them along games too."""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ import chess
 import pytest
 
 from engine.core import features as feat
-from engine.core.evaluate import Evaluator, evaluate
-from engine.core.position import Position
+from engine.core.board import Board
+from engine.core.evaluate import Evaluator
 from engine.core.psqt import EG_TABLE, MG_TABLE
 from engine.core.weights import EG_WEIGHTS, MG_WEIGHTS
 
@@ -52,9 +57,26 @@ def random_boards(count: int, seed: int) -> list[chess.Board]:
 BOARDS = [chess.Board(fen) for fen in SPECIAL_FENS] + random_boards(400, seed=6)
 
 
-def test_fast_evaluation_equals_weights_times_features() -> None:
+def evaluate(board: chess.Board) -> int:
+    """The entry point on ``board`` converted at the edge, from empty caches."""
+    return Evaluator().evaluate(Board.from_chess(board))
+
+
+def test_entry_point_equals_weights_times_features() -> None:
     for board in BOARDS:
         assert evaluate(board) == feat.evaluate_features(board, MG_WEIGHTS, EG_WEIGHTS), board.fen()
+
+
+def test_evaluation_report_total_is_the_entry_points() -> None:
+    """The UCI ``eval`` table (``evaluation_report``) ends with the entry point's score."""
+    from engine.core.evaluate import evaluation_report
+
+    for board in BOARDS[:40]:
+        score = evaluate(board)
+        white = score if board.turn == chess.WHITE else -score
+        lines = evaluation_report(board)
+        assert lines[-2].startswith(f"Evaluation: {score:+d} cp from the side to move")
+        assert lines[-1] == f"Evaluation: {white:+d} cp from white's point of view"
 
 
 def test_evaluation_of_mirror_is_equal() -> None:
@@ -71,14 +93,16 @@ def test_cached_evaluator_agrees_with_fresh_one_along_games() -> None:
     evaluator = Evaluator(cache_bits=4)
     rng = random.Random(3)
     for _ in range(10):
-        pos = Position(chess.Board())
+        board = chess.Board()
+        native = Board.from_chess(board)
         for _ in range(120):
-            board = pos.board
-            assert evaluator.evaluate(pos) == evaluate(board), board.fen()
+            assert evaluator.evaluate(native) == evaluate(board), board.fen()
             moves = list(board.legal_moves)
             if not moves:
                 break
-            pos.push(rng.choice(moves))
+            move = rng.choice(moves)
+            native.make(native.from_chess_move(move))
+            board.push(move)
 
 
 def test_weight_vectors_match_the_layout() -> None:

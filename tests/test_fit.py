@@ -10,10 +10,10 @@ from pathlib import Path
 
 import chess
 
-from engine.core.evaluate import evaluate
 from scripts.training.dataset import Sample, append_member
 from tests.conftest import run_repo_script
 from tests.networks import random_network
+from tests.references import evaluate
 
 FENS = [
     "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from engine.core import nnue, nnue_eval
+from engine.core.board import Board
 from engine.core.nnue_eval import NetworkEvaluator
-from engine.core.position import Position
 from tests.networks import random_network
 
 POSITIONS = [
@@ -49,24 +49,30 @@ def test_mirror_scores_the_same_exactly() -> None:
 
 
 def check_line(net: nnue.Network, board: chess.Board, moves: list[chess.Move]) -> None:
-    """The search's incremental form (Position's make and unmake read by
+    """The search's incremental form (the native board's make and unmake read by
     NetworkEvaluator) gives the from-scratch score after every move, after a null move
     after each, and back."""
     start = net.evaluate(board)
+    board = board.copy()
     evaluator = NetworkEvaluator(net, cache_bits=0)
-    pos = Position(board.copy(), evaluator.incremental)
+    native = Board.from_chess(board)
+    native.use_network(evaluator.incremental)
     for move in moves:
-        pos.push(move)
-        assert not pos.state_errors(), (pos.board.fen(), move.uci())
-        assert evaluator.evaluate(pos) == net.evaluate(pos.board), (pos.board.fen(), move.uci())
-        if not pos.board.is_check():
-            pos.push_null()
-            assert evaluator.evaluate(pos) == net.evaluate(pos.board)
-            pos.pop_null()
+        native.make(native.from_chess_move(move))
+        board.push(move)
+        assert not native.state_errors(), (board.fen(), move.uci())
+        assert evaluator.evaluate(native) == net.evaluate(board), (board.fen(), move.uci())
+        if not board.is_check():
+            native.make_null()
+            board.push(chess.Move.null())
+            assert evaluator.evaluate(native) == net.evaluate(board)
+            native.unmake()
+            board.pop()
     for _ in moves:
-        pos.pop()
-    assert not pos.state_errors()
-    assert evaluator.evaluate(pos) == start
+        native.unmake()
+        board.pop()
+    assert not native.state_errors()
+    assert evaluator.evaluate(native) == start
 
 
 def test_incremental_matches_scratch_through_every_kind_of_move() -> None:

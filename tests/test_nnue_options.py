@@ -19,8 +19,8 @@ from test_tablebase_faults import start as start_engine
 from uci_harness import Engine, bestmove_of
 
 from engine.core import nnue
-from engine.core.evaluate import evaluate
 from tests.networks import random_network
+from tests.references import evaluate
 
 FEN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 

@@ -10,12 +10,12 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine.core.evaluate import evaluate
 from engine.core.score import INFINITE, MATE, mate_in_moves, score_from_tt
 from engine.core.search import SearchControl, Searcher, SearchParams
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER, TranspositionTable
 from engine.play.bench import BENCH_FENS
 from tests.conftest import shared_file
+from tests.references import evaluate
 
 # ----------------------------------------------------------------- reference
 

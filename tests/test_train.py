@@ -127,9 +127,9 @@ def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
 def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     """--base hand: the file says so, and the engine's score (network plus the hand-written
     evaluation, through the search's evaluator) is the trainer's, position by position."""
-    from engine.core.evaluate import evaluate
+    from engine.core.board import Board
     from engine.core.nnue_eval import NetworkEvaluator
-    from engine.core.position import Position
+    from tests.references import evaluate
 
     data = tmp_path / "tiny.gz"
     samples = tiny_data(data)
@@ -147,9 +147,10 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     for i, cp in zip(index, expected):
         board = chess.Board(samples[i].fen)
         hand = evaluate(board)
-        assert evaluator.evaluate(Position(board, evaluator.incremental)) == cp + hand
-        mirrored = board.mirror()
-        assert evaluator.evaluate(Position(mirrored, evaluator.incremental)) == cp + hand
+        for seen in (board, board.mirror()):
+            native = Board.from_chess(seen)
+            native.use_network(evaluator.incremental)
+            assert evaluator.evaluate(native) == cp + hand
 
     # --correction-scale: the same training, the correction written at half its size.
     half = tmp_path / "half.bin"

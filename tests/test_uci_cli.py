@@ -11,6 +11,8 @@ import chess
 import chess.polyglot
 from uci_harness import REPO, Engine, engine_command
 
+from tests.references import evaluate
+
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
@@ -83,9 +85,19 @@ def test_d_eval_perft_bench_in_uci(tmp_path: Path) -> None:
     assert any(line.startswith("mobility_knight ") for line in terms)
     _, second, _ = eng.expect("Evaluation:")
     assert "side to move" in first and "white" in second
+    # The table's total is the search's entry point on the native board.
+    assert first == f"Evaluation: {evaluate(board):+d} cp from the side to move (white)"
     _, using, _ = eng.expect("Searching with:")
     # The shipped network is the default evaluation (Use NNUE).
     assert using.startswith("Searching with: the network ") and using.endswith("cutoff.nnue")
+    # Checkers, from the native board, as python-chess lists them (double check).
+    checked = chess.Board("4k3/8/8/8/8/5n2/8/4K2r w - - 0 1")
+    eng.send(f"position fen {checked.fen()}")
+    eng.send("d")
+    _, checkers, _ = eng.expect("Checkers:")
+    assert checkers == "Checkers: " + " ".join(map(chess.square_name, checked.checkers()))
+    assert checkers == "Checkers: h1 f3"
+    eng.send(f"position fen {KIWIPETE}")
     eng.send("go perft 2")
     _, total, seen = eng.expect("Nodes searched:")
     assert total == "Nodes searched: 2039"

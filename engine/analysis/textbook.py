@@ -121,7 +121,7 @@ class TextbookSearch:
 
     def _leaf(self) -> int:
         self.counts.leaves += 1
-        return self._evaluator.evaluate_board(self._board)
+        return self._evaluator.evaluate(self._board)
 
     def _terminal(self, ply: int) -> int:
         """Score of a node without legal moves: mated (shorter is worse) or stalemate."""

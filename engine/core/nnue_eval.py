@@ -1,16 +1,16 @@
 """The network as the search's evaluation: ``NetworkEvaluator``.
 
-It reads the accumulator (both perspectives in one packed integer) that ``Position``
-keeps up to date in its make and unmake (engine.core.position, from engine.core.nnue's
-``Incremental`` columns), or that the native board keeps (engine.core.board, after
-``use_network(evaluator.incremental)``), so a node costs only the output layer: the accumulator
+It reads the accumulator (both perspectives in one packed integer, from
+engine.core.nnue's ``Incremental`` columns) that the search board keeps up to date in
+its make and unmake (engine.core.board, after ``use_network(evaluator.incremental)``),
+so a node costs only the output layer: the accumulator
 becomes bytes, whose 16-bit lanes are clamped and summed with the output weights in
 the side to move's order. Interpreted, one numpy ``take`` decodes and clamps all lanes
 through a table and one dot product sums them; compiled (mypyc), a loop over the
 bytes in native 64-bit integers does both in less than half the time of those numpy
 calls (0.6 against 1.4 µs for a 32-wide network). A
 network whose file says BASE_HAND is a correction: its output is added to the
-hand-written evaluation's score (the inherited ``Evaluator.evaluate``).
+hand-written evaluation's score (the inherited evaluation's, after this cache's miss).
 
 This module owns that output step and its cache; it must not read network files
 (engine.core.nnue does) nor choose the evaluation (the ``Use NNUE`` option does).
@@ -26,7 +26,6 @@ import numpy as np
 from engine.core.board import WHITE, Board
 from engine.core.evaluate import EVAL_CACHE_BITS, Evaluator
 from engine.core.nnue import BASE_HAND, LANE_BITS, LANE_OFFSET, Incremental, Network
-from engine.core.position import Position
 from engine.core.score import MATE_BOUND
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ loop would take twice numpy's time)."""
 
 
 class NetworkEvaluator(Evaluator):
-    """The network as the search's evaluation: ``evaluate(pos)`` reads the position's
+    """The network as the search's evaluation: ``evaluate(board)`` reads the board's
     accumulators (kept by its make and unmake), so a node costs the output layer only.
 
     A subclass of the hand-written ``Evaluator`` so that the search calls either
@@ -98,30 +97,25 @@ class NetworkEvaluator(Evaluator):
         self._divisor = net.qa * net.qb
         self._add_hand = net.base == BASE_HAND
 
-    def evaluate(self, pos: Position) -> int:
-        """The network's score of ``pos`` in cp, side to move's view, cached by key."""
-        key = pos.key
-        slot = key & self._mask
-        if self._keys[slot] == key:
-            return self._values[slot]
-        score = self._output(pos.acc, pos.board.turn)
-        if self._add_hand:
-            # The hand-written evaluation stores its score in the slot this one
-            # overwrites below: the cache keeps the sum.
-            score += Evaluator.evaluate(self, pos)
-        return self._store(slot, key, score)
-
-    def evaluate_board(self, board: Board) -> int:
-        """``evaluate`` of the native search board (with this network's accumulator:
-        ``board.use_network(self.incremental)``), cached by its key the same way."""
+    def evaluate(self, board: Board) -> int:
+        """The network's score of the native search board (with this network's
+        accumulator: ``board.use_network(self.incremental)``) in cp, side to move's
+        view, cached by its key; with BASE_HAND, plus the hand-written score."""
         key = board.key
         slot = key & self._mask
         if self._keys[slot] == key:
             return self._values[slot]
         score = self._output(board.acc, board.turn == WHITE)
         if self._add_hand:
-            score += self.evaluate_board_uncached(board)
+            # The hand-written evaluation stores its score in the slot this one
+            # overwrites below: the cache keeps the sum.
+            score += self._evaluate_uncached(board)
         return self._store(slot, key, score)
+
+    def output(self, board: Board) -> int:
+        """The network's own output for the board's accumulator (cp, side to move's
+        view): without the hand-written score, unclamped, not cached (UCI ``eval``)."""
+        return self._output(board.acc, board.turn == WHITE)
 
     def _output(self, acc: int, white_to_move: bool) -> int:
         """The network's output (cp, side to move's view) for the packed accumulator."""

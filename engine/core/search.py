@@ -366,7 +366,7 @@ class Searcher:
         score = best.score
         if score == -INFINITE:
             # Stopped before the first move was searched: the static view is all we have.
-            score = self.evaluator.evaluate_board(nb)
+            score = self.evaluator.evaluate(nb)
         ponder = best.pv[1] if len(best.pv) > 1 else self._ponder_from_tt(best.move)
         return SearchResult(
             nb.to_chess_move(best.move),
@@ -612,7 +612,7 @@ class Searcher:
             if not minors & (minors - 1):
                 return 0
         if ply >= MAX_PLY - 1:
-            return self.evaluator.evaluate_board(board)
+            return self.evaluator.evaluate(board)
 
         # 5. Mate distance pruning: no line here can beat a shorter mate found already.
         mating = MATE - ply
@@ -648,7 +648,7 @@ class Searcher:
         selective = self.selective and not in_check
         static_eval = -INFINITE
         if selective and not pv_node:
-            static_eval = self.evaluator.evaluate_board(board)
+            static_eval = self.evaluator.evaluate(board)
             if -MATE_BOUND < beta < MATE_BOUND and not excluded:
                 # 9. Reverse futility pruning (+24 Elo, 400 games): too far above beta to fall.
                 if (
@@ -907,7 +907,7 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return self.evaluator.evaluate_board(board)
+            return self.evaluator.evaluate(board)
 
         # 2. Transposition table (+37 Elo, 327 games, docs/strength.md): any stored
         #    result has searched at least the captures this node would.
@@ -937,9 +937,9 @@ class Searcher:
             if rough + LAZY_MARGIN_CP <= alpha:
                 best_score = rough + LAZY_MARGIN_CP
             else:
-                best_score = self.evaluator.evaluate_board(board)
+                best_score = self.evaluator.evaluate(board)
         else:
-            best_score = self.evaluator.evaluate_board(board)
+            best_score = self.evaluator.evaluate(board)
         if best_score >= beta:
             return best_score
         if best_score > alpha:

@@ -27,12 +27,13 @@ from typing import Callable, Optional, Protocol
 import chess
 
 from engine.core import timeman
-from engine.core.evaluate import evaluate, evaluation_report
+from engine.core.board import Board
+from engine.core.evaluate import Evaluator, evaluation_report
 from engine.core.limits import SearchLimits
 from engine.core.movepick import decode
 from engine.core.nnue import BASE_HAND, Network, NetworkError, network_file
 from engine.core.nnue import load as load_network
-from engine.core.position import REPETITION_WINDOW_PLIES
+from engine.core.nnue_eval import NetworkEvaluator
 from engine.core.score import MATE, MAX_PLY
 from engine.core.search import IterationInfo, SearchControl, Searcher, SearchParams, SearchResult
 from engine.core.tablebase import Tablebases
@@ -65,6 +66,11 @@ from engine.play.options import (
 from engine.play.smp import HelperPool
 from engine.play.uci_text import BestMove, printable
 from engine.play.weakened import Weakness, elo_for_skill, override, pick, weakness
+
+REPETITION_WINDOW_PLIES = 100
+"""How far back the game's history can matter to a search: a node whose position
+lies more plies after the last capture or pawn move is a draw by the fifty-move
+rule whatever repeats, so older plies are not copied to the search board."""
 
 
 class Output(Protocol):
@@ -136,7 +142,7 @@ def _ms(value: Optional[float]) -> str:
 
 
 class Controller:
-    """Position, TT, searcher and the worker thread behind a UCI session."""
+    """The game's board, TT, searcher and the worker thread behind a UCI session."""
 
     def __init__(
         self,
@@ -286,15 +292,18 @@ class Controller:
         board = self.board
         lines = evaluation_report(board)
         if self._network is not None:
-            score = self._network.evaluate(board)
+            # As the search scores it: the native board with the network's accumulator.
+            evaluator = NetworkEvaluator(self._network, cache_bits=0)
+            native = Board.from_chess(board)
+            native.use_network(evaluator.incremental)
+            score = evaluator.evaluate(native)
             side = "white" if board.turn == chess.WHITE else "black"
             if self._network.base == BASE_HAND:
-                hand = evaluate(board)
+                hand = Evaluator(cache_bits=0).evaluate(native)
                 lines.append(
-                    f"NNUE correction: {score:+d} cp to the hand-written {hand:+d} cp "
-                    f"(side to move)"
+                    f"NNUE correction: {evaluator.output(native):+d} cp to the hand-written"
+                    f" {hand:+d} cp (side to move)"
                 )
-                score += hand
             white = score if board.turn == chess.WHITE else -score
             lines.append(f"NNUE evaluation: {score:+d} cp from the side to move ({side})")
             lines.append(f"NNUE evaluation: {white:+d} cp from white's point of view")
@@ -846,10 +855,10 @@ class Controller:
 
     @staticmethod
     def _static_score(board: chess.Board) -> int:
-        from engine.core.evaluate import evaluate
-
+        """The hand-written evaluation of ``board`` (side to move's view); 0 when it
+        cannot be scored (a report must not fail on it)."""
         try:
-            return evaluate(board)
+            return Evaluator(cache_bits=0).evaluate(Board.from_chess(board))
         except Exception:
             return 0
 

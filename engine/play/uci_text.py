@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
-import chess.polyglot
 
 from engine.core.score import uci_score
 from engine.core.tt import BOUND_EXACT, BOUND_LOWER
@@ -106,7 +105,12 @@ def format_info(
 
 
 def board_lines(board: chess.Board) -> list[str]:
-    """``d``: the board, its FEN, Polyglot key and checkers (Stockfish's layout)."""
+    """``d``: the board, its FEN, then the search board's Polyglot key and checkers
+    (Stockfish's layout)."""
+    # Imported here: this module must stay cheap to import before the handshake.
+    from engine.core.board import Board
+
+    native = Board.from_chess(board)
     rule = " +---+---+---+---+---+---+---+---+"
     lines = ["", rule]
     for rank in range(7, -1, -1):
@@ -119,8 +123,10 @@ def board_lines(board: chess.Board) -> list[str]:
     lines.append("   a   b   c   d   e   f   g   h")
     lines.append("")
     lines.append(f"Fen: {board.fen()}")
-    lines.append(f"Key: {chess.polyglot.zobrist_hash(board):016X}")
-    checkers = " ".join(chess.square_name(s) for s in board.checkers())
+    lines.append(f"Key: {native.polyglot_key():016X}")
+    # The native bitboard as python-chess's (the compiled build's is signed).
+    checkers_mask = int(native.checkers()) & chess.BB_ALL
+    checkers = " ".join(chess.square_name(s) for s in chess.scan_forward(checkers_mask))
     lines.append(f"Checkers: {checkers}")
     return lines
 

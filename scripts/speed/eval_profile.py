@@ -3,8 +3,8 @@
     python -m scripts.speed.eval_profile [--depth D] [--positions K]
 
 1. Runs the bench under cProfile and prints the share of the search's time
-   spent in the evaluation and in each of its cached parts (pawn structure,
-   king shelter, endgame scaling), with call counts, plus the hit rate of the
+   spent in the evaluation and in its parts (the pawn-king entries' misses:
+   pawn structure and king shelter; endgame scaling), with call counts, plus the hit rate of the
    evaluation cache.
 2. Runs the bench again without the profiler, timing each evaluation call: the
    evaluation's share of the CPU time and its cost per call inside a search.
@@ -32,16 +32,15 @@ from engine.play.bench import BENCH_FENS, run_bench
 from ..common import ToolParser
 
 PARTS = (
-    ("evaluation (all)", "evaluate.py", "evaluate_board"),
-    ("  pawn structure (cache misses)", "evaluate.py", "_pawn_terms"),
-    ("  king shelter (cache misses)", "evaluate.py", "_shelter_terms"),
+    ("evaluation (all)", "evaluate.py", "evaluate"),
+    ("  pawns and kings (cache misses)", "evaluate.py", "_fill_pawn_king"),
     ("  endgame scaling", "features.py", "scale_factors_bits"),
 )
 
 
 def profile_search(depth: int, positions: int) -> None:
     hits = [0, 0]
-    original = evaluation.Evaluator.evaluate_board
+    original = evaluation.Evaluator.evaluate
 
     def counting(self: evaluation.Evaluator, board: Board) -> int:
         hits[0] += 1
@@ -49,12 +48,12 @@ def profile_search(depth: int, positions: int) -> None:
             hits[1] += 1
         return original(self, board)
 
-    evaluation.Evaluator.evaluate_board = counting  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate = counting  # type: ignore[method-assign]
     profiler = cProfile.Profile()
     profiler.enable()
     result = run_bench(depth=depth, fens=BENCH_FENS[:positions])
     profiler.disable()
-    evaluation.Evaluator.evaluate_board = original  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
 
     stats = pstats.Stats(profiler)
     entries = stats.stats  # type: ignore[attr-defined]
@@ -75,7 +74,7 @@ def profile_search(depth: int, positions: int) -> None:
 
 
 def time_in_search(depth: int, positions: int) -> None:
-    original = evaluation.Evaluator.evaluate_board
+    original = evaluation.Evaluator.evaluate
     spent = [0.0, 0]
     clock = time.perf_counter
 
@@ -86,12 +85,12 @@ def time_in_search(depth: int, positions: int) -> None:
         spent[1] += 1
         return value
 
-    evaluation.Evaluator.evaluate_board = timed  # type: ignore[method-assign]
+    evaluation.Evaluator.evaluate = timed  # type: ignore[method-assign]
     cpu = time.process_time()
     try:
         run_bench(depth=depth, fens=BENCH_FENS[:positions])
     finally:
-        evaluation.Evaluator.evaluate_board = original  # type: ignore[method-assign]
+        evaluation.Evaluator.evaluate = original  # type: ignore[method-assign]
     cpu = time.process_time() - cpu
     calls = max(spent[1], 1)
     print(
@@ -109,7 +108,7 @@ def time_per_call(positions: int) -> None:
     start = time.perf_counter()
     for _ in range(rounds):
         for board in boards:
-            evaluator.evaluate_board(board)
+            evaluator.evaluate(board)
     full = (time.perf_counter() - start) / (rounds * len(boards))
     start = time.perf_counter()
     for _ in range(rounds):

@@ -156,12 +156,12 @@ class QuietCheck:
 
     def agrees(self, board: chess.Board) -> bool:
         """Whether the quiescence score has the static evaluation's sign (or either is 0)."""
-        from engine.core.position import Position
+        from engine.core.board import Board
 
         # Cleared each time: a verdict must not depend on what was checked before.
         self.searcher.tt.clear()
         quiet = self.searcher.quiescence(board)
-        static = self.searcher.evaluator.evaluate(Position(board.copy()))
+        static = self.searcher.evaluator.evaluate(Board.from_chess(board))
         return quiet * static >= 0
 
 

@@ -41,7 +41,7 @@ import chess
 from tqdm import tqdm
 
 from engine.core import nnue
-from engine.core.position import Position
+from engine.core.board import Board
 from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
@@ -93,7 +93,9 @@ def distill(
 
     def label(board: chess.Board) -> int:
         """The evaluator's score of ``board`` from White's view, clipped."""
-        score = evaluator.evaluate(Position(board, searcher.network))
+        native = Board.from_chess(board)
+        native.use_network(searcher.network)
+        score = evaluator.evaluate(native)
         return clip(score if board.turn == chess.WHITE else -score)
 
     # A progress bar on a terminal only (disable=None), none with --quiet.

@@ -33,7 +33,7 @@ import chess
 from tqdm import tqdm
 
 from engine.core import nnue
-from engine.core.position import Position
+from engine.core.board import Board
 from engine.core.search import Searcher
 from engine.core.tt import TranspositionTable
 
@@ -112,8 +112,9 @@ def fit(
                 label = sample.score if board.turn == chess.WHITE else -sample.score
                 target = sigmoid(label, k)
                 for index, (_, searcher) in enumerate(evaluations):
-                    pos = Position(board.copy(), searcher.network)
-                    static = searcher.evaluator.evaluate(pos)
+                    native = Board.from_chess(board)
+                    native.use_network(searcher.network)
+                    static = searcher.evaluator.evaluate(native)
                     fits[index].errors.append((sigmoid(static, k) - target) ** 2)
                     if quiescence:
                         resolved = searcher.quiescence(board)

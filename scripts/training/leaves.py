@@ -91,9 +91,9 @@ class _Sampler:
         sampler = self
 
         class Observed(Evaluator):
-            def evaluate_board(self, board: Board) -> int:
+            def evaluate(self, board: Board) -> int:
                 sampler.seen(board)
-                return super().evaluate_board(board)
+                return super().evaluate(board)
 
         self.searcher = Searcher(TranspositionTable(HASH_MB))
         self.searcher.evaluator = Observed()

@@ -243,12 +243,14 @@ def hand_eval_cp(
     """engine.core.evaluate's cp (side to move's view) of the positions ``index``."""
     import chess
 
-    from engine.core.evaluate import evaluate
+    from engine.core.board import Board
+    from engine.core.evaluate import Evaluator
 
+    evaluator = Evaluator()
     began = time.monotonic()
     scores = []
     for count, i in enumerate(index, 1):
-        scores.append(evaluate(chess.Board(fens[i])))
+        scores.append(evaluator.evaluate(Board.from_chess(chess.Board(fens[i]))))
         if progress and count % 100_000 == 0:
             print(
                 f"hand-written evaluation: {count}/{len(index)} positions "
