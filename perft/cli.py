@@ -1,12 +1,12 @@
 """The ``python -m perft`` command line: one position (optionally divided) or a suite.
 
 It parses arguments, runs the walks in ``perft.core`` (or, with ``--board native``,
-``perft.native``'s on the engine's native search board) on suites from
-``perft.suite``, prints results and returns the exit status: 0 all counts right,
-1 a count or a state check failed, 2 bad input. Bad input gives one line on
-stderr, never a traceback. A bad suite line is one such line; the other lines are
-still checked, and the status is then 2 unless a count failed (1). It does not
-implement move counting itself.
+``perft.native``'s on the engine's native search board; with ``--check-state``, the
+native board walked beside python-chess's) on suites from ``perft.suite``, prints
+results and returns the exit status: 0 all counts right, 1 a count or a state check
+failed, 2 bad input. Bad input gives one line on stderr, never a traceback. A bad
+suite line is one such line; the other lines are still checked, and the status is
+then 2 unless a count failed (1). It does not implement move counting itself.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import NoReturn, Optional
 import chess
 
 from perft.core import (
-    PositionFactory,
     StateMismatchError,
+    WalkerFactory,
     divide,
     divide_checked,
     perft,
@@ -96,9 +96,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "--check-state",
         action="store_true",
         help=(
-            "walk through engine.core.position.Position (or, with --board native, the "
-            "native board) and verify its incremental state against a from-scratch "
-            "computation and python-chess after every push and pop"
+            "walk the engine's native search board beside python-chess's and verify its "
+            "incremental state against a from-scratch computation and python-chess "
+            "after every push and pop (either --board: python-chess's board drives "
+            "the walk)"
         ),
     )
     parser.add_argument(
@@ -129,18 +130,11 @@ def _parse_depth(text: str, what: str, minimum: int, maximum: Optional[int] = MA
     return value
 
 
-def _engine_position_factory(board: str) -> PositionFactory:
-    """``engine.core.position.Position`` (or the native board's walker), imported only
-    when state checks are asked for."""
-    if board == "native":
-        from perft.native import NativePosition
+def _native_walker() -> WalkerFactory:
+    """The native board's walker, imported only when state checks are asked for."""
+    from perft.native import NativeWalker
 
-        return NativePosition
-    try:
-        from engine.core.position import Position
-    except ImportError as error:
-        raise UsageError(f"--check-state needs engine.core.position.Position: {error}") from None
-    return Position
+    return NativeWalker
 
 
 class _Counter:
@@ -175,7 +169,7 @@ def _short_fen(fen: str) -> str:
 
 
 def _count(
-    board: chess.Board, depth: int, factory: Optional[PositionFactory], counter: _Counter
+    board: chess.Board, depth: int, factory: Optional[WalkerFactory], counter: _Counter
 ) -> int:
     if factory is None:
         return counter.perft(board, depth)
@@ -185,7 +179,7 @@ def _count(
 def _run_position(
     words: Sequence[str],
     show_divide: bool,
-    factory: Optional[PositionFactory],
+    factory: Optional[WalkerFactory],
     counter: _Counter,
 ) -> int:
     if len(words) < 2:
@@ -224,7 +218,7 @@ def _run_position(
 
 
 def _run_suite(
-    name: str, max_depth: int, factory: Optional[PositionFactory], counter: _Counter
+    name: str, max_depth: int, factory: Optional[WalkerFactory], counter: _Counter
 ) -> int:
     try:
         path, display_name = resolve_suite(name)
@@ -282,16 +276,16 @@ def _run_suite(
     return EXIT_USAGE if suite.errors else EXIT_OK
 
 
-def run(argv: Sequence[str], factory: Optional[PositionFactory] = None) -> int:
+def run(argv: Sequence[str], factory: Optional[WalkerFactory] = None) -> int:
     """Run the command line on ``argv``; returns the exit status.
 
-    ``factory`` replaces ``engine.core.position.Position`` for ``--check-state`` (tests
-    use it to prove that a broken position is caught). Raises ``UsageError``.
+    ``factory`` replaces ``perft.native.NativeWalker`` for ``--check-state`` (tests
+    use it to prove that a broken board is caught). Raises ``UsageError``.
     """
     args = _build_parser().parse_args(list(argv))
     counter = _Counter(args.board)
     if args.check_state and factory is None:
-        factory = _engine_position_factory(args.board)
+        factory = _native_walker()
     elif not args.check_state:
         factory = None
     try:

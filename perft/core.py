@@ -3,12 +3,13 @@
 ``perft`` (the engine's own walk, ``engine.play.boards.perft``, which ``go perft`` runs)
 and ``divide`` work on a bare ``chess.Board`` with legal generation and push/pop at
 every ply (no bulk counting, so the rate is comparable with a search's make/unmake
-cost). ``perft_checked`` walks the same tree through a position object
-with incremental state (``engine.core.position.Position``) and stops at the first node
-where that state differs from a from-scratch computation.
+cost). ``perft_checked`` walks the same tree through a walker with incremental
+state (``perft.native.NativeWalker``: the engine's search board beside python-chess's)
+and stops at the first node where that state differs from a from-scratch computation
+or from python-chess.
 
 This module does no I/O and no argument parsing; it imports from the engine only
-``engine.play.boards`` (callers pass the position class), and the engine never imports
+``engine.play.boards`` (callers pass the walker class), and the engine never imports
 this package.
 """
 
@@ -40,8 +41,8 @@ def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
     return result
 
 
-class StatefulPosition(Protocol):
-    """What ``perft_checked`` needs from a position with incremental state."""
+class StatefulWalker(Protocol):
+    """What ``perft_checked`` needs from a walker with incremental state."""
 
     @property
     def board(self) -> chess.Board: ...
@@ -53,7 +54,7 @@ class StatefulPosition(Protocol):
     def state_errors(self) -> list[str]: ...
 
 
-PositionFactory = Callable[[chess.Board], StatefulPosition]
+WalkerFactory = Callable[[chess.Board], StatefulWalker]
 
 
 @dataclass(frozen=True)
@@ -92,18 +93,18 @@ class StateMismatchError(Exception):
 
 
 class _CheckedWalk:
-    """One position with incremental state, walked with a check after every move."""
+    """One walker with incremental state, walked with a check after every move."""
 
-    def __init__(self, board: chess.Board, factory: PositionFactory) -> None:
+    def __init__(self, board: chess.Board, factory: WalkerFactory) -> None:
         self.root_fen = board.fen()
-        self.position = factory(board.copy())
+        self.walker = factory(board.copy())
         self.path: list[chess.Move] = []
 
     def fail(self, event: str, errors: list[str]) -> StateMismatchError:
         return StateMismatchError(
             StateMismatch(
                 root_fen=self.root_fen,
-                fen=self.position.board.fen(),
+                fen=self.walker.board.fen(),
                 path=tuple(self.path),
                 event=event,
                 errors=tuple(errors),
@@ -111,30 +112,30 @@ class _CheckedWalk:
         )
 
     def check_root(self) -> None:
-        errors = self.position.state_errors()
+        errors = self.walker.state_errors()
         if errors:
             raise self.fail("root", errors)
 
     def push(self, move: chess.Move) -> None:
-        board = self.position.board
+        board = self.walker.board
         stack_before = len(board.move_stack)
         self.path.append(move)
-        self.position.push(move)
-        errors = self.position.state_errors()
-        # A position that forgets to push its board would look consistent while
+        self.walker.push(move)
+        errors = self.walker.state_errors()
+        # A walker that forgets to push its board would look consistent while
         # walking the wrong tree; the move stack gives that away.
-        board = self.position.board
+        board = self.walker.board
         if len(board.move_stack) != stack_before + 1 or board.peek() != move:
             errors = [*errors, f"board move stack does not end with {move.uci()}"]
         if errors:
             raise self.fail("push", errors)
 
     def pop(self) -> None:
-        stack_before = len(self.position.board.move_stack)
+        stack_before = len(self.walker.board.move_stack)
         move = self.path[-1]
-        self.position.pop()
-        errors = self.position.state_errors()
-        if len(self.position.board.move_stack) != stack_before - 1:
+        self.walker.pop()
+        errors = self.walker.state_errors()
+        if len(self.walker.board.move_stack) != stack_before - 1:
             errors = [*errors, f"board move stack not restored after popping {move.uci()}"]
         if errors:
             raise self.fail("pop", errors)
@@ -142,7 +143,7 @@ class _CheckedWalk:
 
     def moves(self) -> list[chess.Move]:
         # A list, not the live generator: a broken pop must not derail generation.
-        return list(self.position.board.generate_legal_moves())
+        return list(self.walker.board.generate_legal_moves())
 
     def perft(self, depth: int) -> int:
         if depth <= 0:
@@ -155,7 +156,7 @@ class _CheckedWalk:
         return nodes
 
 
-def perft_checked(board: chess.Board, depth: int, factory: PositionFactory) -> int:
+def perft_checked(board: chess.Board, depth: int, factory: WalkerFactory) -> int:
     """``perft`` through ``factory(board.copy())``, checking its state at every node.
 
     Checks at the root, after each push and after each pop: ``state_errors()`` must
@@ -168,7 +169,7 @@ def perft_checked(board: chess.Board, depth: int, factory: PositionFactory) -> i
 
 
 def divide_checked(
-    board: chess.Board, depth: int, factory: PositionFactory
+    board: chess.Board, depth: int, factory: WalkerFactory
 ) -> list[tuple[chess.Move, int]]:
     """``divide`` with the checks of ``perft_checked``; same order and counts."""
     if depth < 1:

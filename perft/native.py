@@ -1,7 +1,7 @@
 """The native search board (``engine.core.board.Board``) as a perft walker.
 
 ``native_perft`` and ``native_divide`` count leaves on the native board alone (its
-own legal generation and make/unmake). ``NativePosition`` is a ``StatefulPosition``
+own legal generation and make/unmake). ``NativeWalker`` is a ``StatefulWalker``
 for ``perft.core.perft_checked``: it walks a python-chess board and the native board
 side by side and reports, at every node, where the native board's incremental state
 (bitboards, mailbox, key) differs from a fresh computation, and where what it says
@@ -36,7 +36,7 @@ def native_divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]
     return result
 
 
-class NativePosition:
+class NativeWalker:
     """A python-chess board and the native board, pushed and popped together."""
 
     def __init__(self, board: chess.Board) -> None:

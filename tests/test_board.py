@@ -104,9 +104,9 @@ def test_perft_native_check_state_sample() -> None:
 
 def test_check_state_catches_a_broken_native_board(monkeypatch: pytest.MonkeyPatch) -> None:
     from perft import cli
-    from perft.native import NativePosition
+    from perft.native import NativeWalker
 
-    class Broken(NativePosition):
+    class Broken(NativeWalker):
         def push(self, move: chess.Move) -> None:
             super().push(move)
             if self.board.is_capture(move) or len(self.board.move_stack) == 2:

@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 import chess
-import chess.polyglot
 import pytest
 
 from perft import cli
@@ -246,14 +245,14 @@ def test_shipped_suites_match_shared_data() -> None:
         assert (SUITES / name).read_bytes() == (SHARED_DATA / name).read_bytes(), name
 
 
-# --- state checks against engine.core.position ------------------------------------------
+# --- state checks of the native search board (perft.native's walker) -------------------
 
 
 @pytest.fixture
-def position_class() -> type:
-    module = pytest.importorskip("engine.core.position")
-    cls: type = module.Position
-    return cls
+def walker_class() -> type:
+    from perft.native import NativeWalker
+
+    return NativeWalker
 
 
 @pytest.mark.parametrize(
@@ -265,41 +264,41 @@ def position_class() -> type:
         (PROMOTIONS_FEN, 2, 496),
     ],
 )
-def test_cli_check_state_passes(position_class: type, fen: str, depth: int, expected: int) -> None:
+def test_cli_check_state_passes(walker_class: type, fen: str, depth: int, expected: int) -> None:
     result = run_perft("--check-state", fen, str(depth))
     assert result.returncode == 0, result.stdout + result.stderr
     assert nodes_searched(result.stdout) == expected
     assert "State: incremental state matched" in result.stdout
 
 
-def test_cli_check_state_divide(position_class: type) -> None:
+def test_cli_check_state_divide(walker_class: type) -> None:
     result = run_perft("--check-state", "--divide", EN_PASSANT_FEN, "2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert nodes_searched(result.stdout) == 191
     assert "g2g4: 17" in result.stdout.splitlines()
 
 
-def test_cli_check_state_whole_suite_depth_2(position_class: type) -> None:
+def test_cli_check_state_whole_suite_depth_2(walker_class: type) -> None:
     result = run_perft("--suite", "perftsuite", "--max-depth", "2", "--check-state")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "incremental state checked at every node: all passed" in result.stdout
 
 
-def _broken_en_passant(position_class: type) -> type:
-    class BrokenEnPassant(position_class):  # type: ignore[misc]
+def _broken_en_passant(walker_class: type) -> type:
+    class BrokenEnPassant(walker_class):  # type: ignore[misc]
         """Forgets the captured pawn's key term on en passant captures."""
 
         def push(self, move: chess.Move) -> None:
             en_passant = self.board.is_en_passant(move)
             super().push(move)
             if en_passant:
-                self.key ^= chess.polyglot.POLYGLOT_RANDOM_ARRAY[0]
+                self.native.key ^= 1
 
     return BrokenEnPassant
 
 
-def test_check_state_catches_a_broken_push(position_class: type) -> None:
-    broken = _broken_en_passant(position_class)
+def test_check_state_catches_a_broken_push(walker_class: type) -> None:
+    broken = _broken_en_passant(walker_class)
     board = chess.Board(EN_PASSANT_FEN)
     with pytest.raises(StateMismatchError) as caught:
         perft_checked(board, 3, broken)
@@ -315,13 +314,13 @@ def test_check_state_catches_a_broken_push(position_class: type) -> None:
     assert replay.fen() == mismatch.fen
     assert any(error.startswith("key") for error in mismatch.errors)
     # The same walk without the bug passes.
-    assert perft_checked(board, 3, position_class) == 2812
+    assert perft_checked(board, 3, walker_class) == 2812
     with pytest.raises(StateMismatchError):
         divide_checked(board, 3, broken)
 
 
-def test_check_state_catches_a_broken_pop(position_class: type) -> None:
-    class ForgetsToPopTheBoard(position_class):  # type: ignore[misc]
+def test_check_state_catches_a_broken_pop(walker_class: type) -> None:
+    class ForgetsToPopTheBoard(walker_class):  # type: ignore[misc]
         def pop(self) -> None:
             saved: chess.Board = self.board  # type: ignore[has-type]
             self.board = saved.copy()
@@ -335,16 +334,16 @@ def test_check_state_catches_a_broken_pop(position_class: type) -> None:
 
 
 def test_cli_check_state_failure_reports_fen_and_path(
-    position_class: type, capsys: pytest.CaptureFixture[str]
+    walker_class: type, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    broken = _broken_en_passant(position_class)
+    broken = _broken_en_passant(walker_class)
     status = cli.run(["--check-state", EN_PASSANT_FEN, "3"], factory=broken)
     assert status == 1
     out = capsys.readouterr().out
     last = out.strip().splitlines()[-1]
     assert last.startswith("FAIL state mismatch after push ")
     assert f"root FEN: {EN_PASSANT_FEN}" in last
-    assert "path: " in last and "key: incremental" in last
+    assert "path: " in last and "key " in last
 
 
 # --- deep runs (slow) ------------------------------------------------------------------
@@ -362,7 +361,7 @@ def test_cli_suites_pass_to_depth_4(suite: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1900)
-def test_cli_check_state_whole_suite_depth_3(position_class: type) -> None:
+def test_cli_check_state_whole_suite_depth_3(walker_class: type) -> None:
     result = run_perft("--suite", "perftsuite", "--max-depth", "3", "--check-state", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "incremental state checked at every node: all passed" in result.stdout
