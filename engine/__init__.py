@@ -16,23 +16,19 @@ The package root, the compiled build, the extras' install hint and child process
 
 ``engine.core``: the search:
 
-- ``core.attacks``       check detection on python-chess's bitboards (``core.position``'s; the
-                         search asks ``core.board``).
 - ``core.board``        the search board in native 64-bit integers (mypyc): make/unmake, legal
                          move stages, Polyglot keys, repetitions, SEE, psqt sums and the
                          network's accumulator: what the search runs on.
-- ``core.evaluate``      static evaluation from the side to move's view (fast, cached).
+- ``core.evaluate``      static evaluation of the search board, side to move's view (cached).
 - ``core.features``      the evaluation's terms as counts: layout and reference extractor.
 - ``core.limits``        ``SearchLimits``: a parsed ``go`` command.
 - ``core.movepick``      the staged move picker: TT move, captures, killers, quiets, bad captures.
 - ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
                          integers.
 - ``core.nnue_eval``     the network as the search's evaluation: ``NetworkEvaluator``.
-- ``core.position``      chess.Board plus incremental key and evaluation sums (tools, perft).
 - ``core.psqt``          the weights' piece-square block folded for incremental updates.
 - ``core.score``         score constants, mate helpers, UCI score formatting.
 - ``core.search``        iterative deepening, aspiration, PVS negamax, quiescence.
-- ``core.see``           static exchange evaluation.
 - ``core.tablebase``     Syzygy and Gaviota tables: root moves and tree probes.
 - ``core.timeman``       limits + clock -> deadlines, and when to stop deepening (pure).
 - ``core.tt``            bounded transposition table.
@@ -78,8 +74,8 @@ legal move tree, to validate move generation and the incremental state:
 
 - ``perft.core``         the walks: ``perft``, ``divide``, ``perft_checked`` (which also
                          verifies the engine's incremental state at every node).
-- ``perft.native``       the native search board (``core.board``) as a perft walker and
-                         ``--check-state`` position.
+- ``perft.native``       the native search board (``core.board``) as a perft walker and the
+                         ``--check-state`` walker.
 - ``perft.suite``        EPD perft suites (shipped in perft/suites): finding and parsing them.
 - ``perft.cli``          the ``python -m perft`` command line: one position or a suite.
 - ``perft.__main__``     ``python -m perft``: hands the command line to ``perft.cli``.

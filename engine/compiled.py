@@ -52,21 +52,19 @@ COMPILED_PACKAGE = "engine.core"
 functions below, and the extensions, the manifest and FULL_DIR sit in it."""
 
 COMPILED_MODULES = (
-    "attacks",
     "board",
     "evaluate",
     "features",
     "movepick",
     "nnue",
     "nnue_eval",
-    "position",
     "search",
-    "see",
     "tt",
 )
 """The modules compiled: the search's hot path (profile of the bench) and what it
-imports from the engine on that path, and ``board``, the native search board that
-is to replace python-chess's there (it is written for mypyc's ``i64``)."""
+imports from the engine on that path: ``board``, the search's board (written for
+mypyc's ``i64``), the evaluation, the move picker, the network's output layer and the
+transposition table."""
 
 GROUP = "_compiled"
 """mypyc compiles the modules as one group whose shared library is

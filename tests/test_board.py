@@ -5,7 +5,9 @@ Perft counts of the shipped suites (and ../shared/data's when present) run throu
 board's incremental state with a fresh computation and python-chess at every node.
 Seeded random games (standard and Chess960) compare, in every position reached: the
 legal moves, the generation stages, the Polyglot key, checkers, the fifty-move counter,
-repetitions, exchange values with engine.core.see, and what unmake restores. The
+repetitions, exchange values with a played-out exchange (tests/references.py), the
+search's repetition rule with python-chess's keys, the psqt sums and the network's
+accumulator with a from-scratch computation, and what unmake restores. The
 default run takes a small sample; the full suites and more games are marked slow.
 Whichever build of the module the guard loads (compiled or source) is the one tested.
 """
@@ -23,13 +25,11 @@ import chess.polyglot
 import pytest
 
 from engine.core import board as native_board
-from engine.core.attacks import checking_squares
 from engine.core.board import Board
 from engine.core.nnue import SHIPPED_NETWORK, Incremental, load
-from engine.core.position import Position, full_state
-from engine.core.see import see_ge
 from tests.conftest import run_perft
 from tests.networks import random_network
+from tests.references import checking_squares, psqt_sums, see_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -186,8 +186,10 @@ def check_position(native: Board, board: chess.Board) -> None:
         assert native.gives_check(move) == board.gives_check(chess_move), (fen, chess_move)
         assert native.is_capture(move) == board.is_capture(chess_move)
         if board.is_capture(chess_move) or chess_move.promotion:
+            value = see_value(board, chess_move)
+            assert native.see(move) == value, (fen, chess_move)
             for threshold in (-400, -1, 0, 1, 100, 250, 500):
-                expected = see_ge(board, chess_move, threshold)
+                expected = value >= threshold
                 assert native.see_ge(move, threshold) == expected, (fen, chess_move, threshold)
                 assert (native.see(move) >= threshold) == expected, (fen, chess_move, threshold)
         # make/unmake restores everything.
@@ -478,22 +480,31 @@ def test_direct_quiet_checks_order_and_pins() -> None:
         assert moves == [move.uci() for move in quiet_checks(board) if board.is_legal(move)]
 
 
+def repeats_in_search(keys: list[int], halfmove_clock: int) -> bool:
+    """The search's repetition rule on python-chess's keys: the last key occurred 4, 6,
+    8, ... plies back, within the fifty-move counter and the keys of the walk."""
+    last = len(keys) - 1
+    reach = min(halfmove_clock, last)
+    return any(keys[last - back] == keys[last] for back in range(4, reach + 1, 2))
+
+
 def search_game(
     fen: str, rng: random.Random, plies: int, chess960: bool = False
 ) -> tuple[int, int]:
-    """A random walk as a search makes it, on the native board and on a Position side
+    """A random walk as a search makes it, on the native board and python-chess's side
     by side: moves that shuffle pieces back and forth, null moves (both resetting the
-    fifty-move counter), and moves taken back. Compares ``search_repetition`` with
-    ``Position.is_repetition`` at every step. Returns how many repetitions it saw, and
-    how many times an earlier equal key lay beyond the fifty-move counter's reach."""
+    fifty-move counter, as the search does), and moves taken back. Compares
+    ``search_repetition`` with the rule on python-chess's keys at every step. Returns
+    how many repetitions it saw, and how many times an earlier equal key lay beyond the
+    fifty-move counter's reach."""
     board = chess.Board(fen, chess960=chess960)
     native = Board.from_chess(board)
-    position = Position(board)
     made: list[bool] = []  # True for a null move
-    keys = [native.key]
+    keys = [chess.polyglot.zobrist_hash(board)]
     repetitions = cut_off = 0
     for _ in range(plies):
-        expected = position.is_repetition()
+        assert native.polyglot_key() == keys[-1], board.fen()
+        expected = repeats_in_search(keys, board.halfmove_clock)
         assert native.search_repetition() == expected, (board.fen(), board.move_stack)
         assert native.halfmove_clock == board.halfmove_clock
         repetitions += expected
@@ -502,21 +513,20 @@ def search_game(
         moves = list(board.legal_moves)
         roll = rng.random()
         if made and (roll < 0.1 or not moves):
-            if made.pop():
-                position.pop_null()
-            else:
-                position.pop()
+            made.pop()
+            board.pop()  # restores the fifty-move counter a null move reset
             native.unmake()
             keys.pop()
             continue
         if not moves:
             break
         if roll < 0.2 and not board.is_check():
-            position.push_null()
+            board.push(chess.Move.null())
+            board.halfmove_clock = 0
             native.make_null()
             native.halfmove_clock = 0
             made.append(True)
-            keys.append(native.key)
+            keys.append(chess.polyglot.zobrist_hash(board))
             continue
         move = rng.choice(moves)
         if len(board.move_stack) >= 4 and roll < 0.8:
@@ -526,9 +536,9 @@ def search_game(
             if back in moves and not board.is_capture(back):
                 move = back
         native.make(native.from_chess_move(move))
-        position.push(move)
+        board.push(move)
         made.append(False)
-        keys.append(native.key)
+        keys.append(chess.polyglot.zobrist_hash(board))
     return repetitions, cut_off
 
 
@@ -552,14 +562,15 @@ def test_search_repetition_random_walks(seed: int) -> None:
 def test_search_repetition_knights_shuffling() -> None:
     board = chess.Board("4k3/8/8/8/8/8/8/1N2K1n1 w - - 7 40")
     native = Board.from_chess(board)
-    position = Position(board)
+    keys = [chess.polyglot.zobrist_hash(board)]
     seen = []
     for uci in ["b1c3", "g1f3", "c3b1", "f3g1", "b1c3", "g1f3", "c3b1", "f3g1"]:
         move = chess.Move.from_uci(uci)
         native.make(native.from_chess_move(move))
-        position.push(move)
+        board.push(move)
+        keys.append(chess.polyglot.zobrist_hash(board))
         seen.append(native.search_repetition())
-        assert seen[-1] == position.is_repetition()
+        assert seen[-1] == repeats_in_search(keys, board.halfmove_clock)
     assert seen == [False, False, False, True, True, True, True, True]
     # Taking moves back restores the counter the look-back stops at.
     native.unmake()
@@ -587,12 +598,13 @@ SUMS_FENS = [*SPECIAL_FENS, "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w K
 """SPECIAL_FENS and a legal en passant capture (theirs are mostly illegal ones)."""
 
 
-def assert_same_sums(native: Board, pos: Position, context: str) -> None:
-    """The native board's incremental sums equal Position's and a recomputation."""
-    assert (native.mg, native.eg, native.phase) == (pos.mg, pos.eg, pos.phase), context
-    assert (native.mg, native.eg, native.phase) == full_state(pos.board)[1:], context
-    if pos.network is not None:
-        assert native.acc == pos.acc == pos.network.accumulator(pos.board), context
+def assert_same_sums(native: Board, board: chess.Board, network: Optional[Incremental]) -> None:
+    """The native board's incremental sums (and accumulator) equal a recomputation
+    from python-chess's pieces."""
+    context = board.fen()
+    assert (native.mg, native.eg, native.phase) == psqt_sums(board), context
+    if network is not None:
+        assert native.acc == network.accumulator(board), context
     assert native.state_errors() == [], context
 
 
@@ -600,53 +612,54 @@ def play_sums_game(
     board: chess.Board, rng: random.Random, plies: int, network: Optional[Incremental]
 ) -> set[str]:
     """Random moves (captures, promotions, castling and en passant preferred, null
-    moves sometimes, moves taken back sometimes) on the native board and a Position
+    moves sometimes, moves taken back sometimes) on the native board and python-chess's
     side by side; returns the kinds of moves made."""
     kinds: set[str] = set()
+    board = board.copy()
     native = Board.from_chess(board)
     native.use_network(network)
-    pos = Position(board.copy(), network)
-    assert_same_sums(native, pos, board.fen())
+    assert_same_sums(native, board, network)
     for _ in range(plies):
-        if rng.random() < 0.1 and not pos.board.is_check():
+        if rng.random() < 0.1 and not board.is_check():
             native.make_null()
-            pos.push_null()
+            board.push(chess.Move.null())
             kinds.add("null")
-            assert_same_sums(native, pos, "null " + pos.board.fen())
-        moves = list(pos.board.legal_moves)
+            assert_same_sums(native, board, network)
+            # A null move stays on the stacks, as in a search.
+        moves = list(board.legal_moves)
         if not moves:
             break
-        captures = [m for m in moves if pos.board.is_capture(m) or m.promotion]
+        captures = [m for m in moves if board.is_capture(m) or m.promotion]
         move = rng.choice(captures if captures and rng.random() < 0.5 else moves)
-        rare = [m for m in moves if pos.board.is_castling(m) or pos.board.is_en_passant(m)]
+        rare = [m for m in moves if board.is_castling(m) or board.is_en_passant(m)]
         if rare and rng.random() < 0.8:
             move = rng.choice(rare)
         for kind, test in (
-            ("capture", pos.board.is_capture(move)),
-            ("en passant", pos.board.is_en_passant(move)),
-            ("castling", pos.board.is_castling(move)),
+            ("capture", board.is_capture(move)),
+            ("en passant", board.is_en_passant(move)),
+            ("castling", board.is_castling(move)),
             ("promotion", move.promotion),
         ):
             if test:
                 kinds.add(kind)
         native.make(native.from_chess_move(move))
-        pos.push(move)
-        assert_same_sums(native, pos, pos.board.fen())
+        board.push(move)
+        assert_same_sums(native, board, network)
         if rng.random() < 0.2:
             native.unmake()
-            pos.pop()
-            assert_same_sums(native, pos, "unmade " + pos.board.fen())
+            board.pop()
+            assert_same_sums(native, board, network)
             native.make(native.from_chess_move(move))
-            pos.push(move)
-    while pos.board.move_stack:
+            board.push(move)
+    while board.move_stack:
         native.unmake()
-        pos.pop()
-        assert_same_sums(native, pos, "back " + pos.board.fen())
+        board.pop()
+        assert_same_sums(native, board, network)
     return kinds
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_psqt_sums_follow_position(seed: int) -> None:
+def test_psqt_sums_follow_python_chess(seed: int) -> None:
     rng = random.Random(200 + seed)
     kinds = play_sums_game(chess.Board(), rng, 120, None)
     board = chess.Board.from_chess960_pos(rng.randrange(960))
@@ -658,7 +671,7 @@ def test_psqt_sums_follow_position(seed: int) -> None:
 
 
 @pytest.mark.parametrize("which", [0, 1])
-def test_accumulator_follows_position(networks: list[Incremental], which: int) -> None:
+def test_accumulator_follows_python_chess(networks: list[Incremental], which: int) -> None:
     rng = random.Random(300 + which)
     kinds = play_sums_game(chess.Board(), rng, 100, networks[which])
     board = chess.Board.from_chess960_pos(rng.randrange(960))

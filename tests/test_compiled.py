@@ -132,7 +132,7 @@ def test_stale_build_runs_the_sources(tmp_path: Path) -> None:
     result = _cutoff(tmp_path, "bench", "--depth", "2", "--positions", "2")
     assert result.returncode == 0, result.stderr
     assert "compiled modules are out of date" in result.stderr
-    assert "attacks.py" in result.stderr and "search.py" in result.stderr
+    assert "board.py" in result.stderr and "search.py" in result.stderr
     assert "Build: interpreted (the compiled modules are out of date" in result.stdout
     assert re.search(r"Nodes searched\s*:\s*\d+", result.stdout)
 
@@ -231,7 +231,7 @@ def test_compile_for_real(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     interpreted = _cutoff(tmp_path, "bench", "--depth", "5")
     assert interpreted.returncode == 0, interpreted.stderr
-    # The network's accumulators (Position) and output layer (nnue_eval) compiled too.
+    # The network's accumulators (the board's) and output layer (nnue_eval) compiled too.
     random_network(64, seed=68).write(tmp_path / "random.nnue")
     nnue_bench = ("bench", "--depth", "4", "--nnue", "--eval-file", str(tmp_path / "random.nnue"))
     interpreted_nnue = _cutoff(tmp_path, *nnue_bench)
@@ -293,9 +293,9 @@ def test_compile_for_real(tmp_path: Path) -> None:
     assert "bestmove " in smp.stdout and "helper" not in smp.stdout, smp.stdout
     stats = _cutoff(tmp_path, "stats", "--depth", "1", "--minimax-depth", "1")
     assert stats.returncode == 0 and "Traceback" not in stats.stderr, stats.stderr
-    with open(pkg / "see.py", "a") as handle:
+    with open(pkg / "tt.py", "a") as handle:
         handle.write("# edited after the build\n")
     edited = _cutoff(tmp_path, "bench", "--depth", "5")
     assert edited.returncode == 0, edited.stderr
-    assert "see.py changed" in edited.stderr
+    assert "tt.py changed" in edited.stderr
     assert _bench_nodes(edited.stdout) == _bench_nodes(interpreted.stdout)

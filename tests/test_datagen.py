@@ -12,7 +12,6 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine.core.see import see_ge
 from scripts.training.dataset import (
     DONE,
     RESULTS,
@@ -23,6 +22,7 @@ from scripts.training.dataset import (
     read_samples,
 )
 from tests.conftest import REPO, run_repo_script
+from tests.references import see_value
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 pytestmark = pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")
@@ -77,7 +77,7 @@ def test_sources_labelled_quiet_unique_and_resumed(tmp_path: Path) -> None:
     for sample in samples:
         board = chess.Board(sample.fen)
         assert not board.is_check()
-        assert not any(see_ge(board, m, 1) for m in board.legal_moves if board.is_capture(m))
+        assert not any(see_value(board, m) >= 1 for m in board.legal_moves if board.is_capture(m))
         assert abs(sample.score) <= SCORE_CLIP_CP and sample.result in RESULTS
     tuning = {line.split(";")[0]: line.split(";")[1] for line in lines}
     assert all(s.result == tuning[s.fen] for s in samples if s.fen in tuning)
@@ -214,3 +214,29 @@ def test_quiet_check_is_cutoffs_quiescence_against_its_static_score() -> None:
     assert not check.agrees(chess.Board("4k2q/8/8/3n4/8/8/P2Q4/4K3 w - - 0 1"))
     for line in FENS[:20]:
         assert check.agrees(chess.Board(line.split(";")[0]))
+
+
+def test_quiet_filter_is_the_played_out_exchange() -> None:
+    """``is_quiet`` (the search board's SEE) against the reference exchange: not in
+    check, no promotion, no capture that wins material."""
+    import random
+
+    from scripts.training.engines import is_quiet
+
+    rng = random.Random(11)
+    verdicts = set()
+    for _ in range(40):
+        board = chess.Board()
+        for _ in range(rng.randrange(4, 60)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            expected = not board.is_check() and not any(
+                move.promotion or see_value(board, move) >= 1
+                for move in board.legal_moves
+                if move.promotion or board.is_capture(move)
+            )
+            assert is_quiet(board) == expected, board.fen()
+            verdicts.add(expected)
+    assert verdicts == {True, False}

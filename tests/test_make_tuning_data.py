@@ -8,9 +8,9 @@ from pathlib import Path
 
 import chess
 
-from engine.core.see import see_ge
 from scripts.training.dataset import SCORE_CLIP_CP, read_samples
 from tests.conftest import run_repo_script
+from tests.references import see_value
 
 # Few, short, cheap games: enough to exercise every step while keeping the
 # file well under the suite's time budget.
@@ -71,7 +71,7 @@ def test_positions_are_labelled_quiet_and_reproducible(tmp_path: Path) -> None:
         # Quiet: no capture or promotion wins material by static exchange.
         for move in board.generate_legal_moves():
             if board.is_capture(move):
-                assert not see_ge(board, move, 1), (fen, move)
+                assert see_value(board, move) < 1, (fen, move)
             assert not move.promotion, (fen, move)
 
 

@@ -1,4 +1,6 @@
-"""Static exchange evaluation against a slow reference that plays the exchange out."""
+"""The search board's static exchange evaluation (``Board.see_ge`` and ``see``) against
+a slow reference on python-chess's board that plays the exchange out
+(tests/references.py), in random middlegames and in known exchanges."""
 
 from __future__ import annotations
 
@@ -8,39 +10,12 @@ from pathlib import Path
 import chess
 import pytest
 
-from engine.core.see import SEE_VALUES, see_ge
+from engine.core.board import SEE_VALUES, Board
+from tests.references import EXCHANGE_VALUES, see_value
 
 OPENINGS = (
     Path(__file__).resolve().parents[1] / "scripts" / "matches" / "openings" / "noob3_500.epd"
 )
-
-
-def _swap_ref(board: chess.Board, square: int) -> int:
-    """Best the side to move gains by capturing on ``square`` (or 0 by stopping):
-    least valuable attacker first, pins ignored, a king only onto an undefended square."""
-    attackers = board.attackers_mask(board.turn, square)
-    if not attackers:
-        return 0
-    from_sq = min(
-        chess.scan_forward(attackers), key=lambda sq: SEE_VALUES[board.piece_type_at(sq) or 0]
-    )
-    if board.piece_type_at(from_sq) == chess.KING and board.attackers_mask(
-        not board.turn, square, board.occupied ^ chess.BB_SQUARES[from_sq]
-    ):
-        return 0
-    victim = SEE_VALUES[board.piece_type_at(square) or 0]
-    board.push(chess.Move(from_sq, square))
-    gain = victim - _swap_ref(board, square)
-    board.pop()
-    return max(0, gain)
-
-
-def _see_ref(board: chess.Board, move: chess.Move) -> int:
-    victim = SEE_VALUES[board.piece_type_at(move.to_square) or chess.PAWN]
-    board.push(chess.Move(move.from_square, move.to_square))
-    value = victim - _swap_ref(board, move.to_square)
-    board.pop()
-    return value
 
 
 def _positions(count: int) -> list[chess.Board]:
@@ -60,15 +35,20 @@ def _positions(count: int) -> list[chess.Board]:
     return boards
 
 
+def test_reference_values_are_the_engines() -> None:
+    assert [EXCHANGE_VALUES[piece] for piece in chess.PIECE_TYPES] == list(SEE_VALUES[1:])
+
+
 def test_see_equals_played_out_exchange() -> None:
     checked = 0
     for board in _positions(300):
-        for move in board.generate_legal_captures():
-            if move.promotion or board.is_en_passant(move):
-                continue
-            want = _see_ref(board, move)
-            assert see_ge(board, move, want), (board.fen(), move.uci())
-            assert not see_ge(board, move, want + 1), (board.fen(), move.uci())
+        native = Board.from_chess(board)
+        for code in native.noisy_moves():
+            move = native.to_chess_move(code)
+            want = see_value(board, move)
+            assert native.see_ge(code, want), (board.fen(), move.uci())
+            assert not native.see_ge(code, want + 1), (board.fen(), move.uci())
+            assert native.see(code) == want, (board.fen(), move.uci())
             checked += 1
     assert checked > 500
 
@@ -84,12 +64,17 @@ def test_see_equals_played_out_exchange() -> None:
         ("7r/5qpk/p1Qp1b1p/3r3n/BB3p2/5p2/P1P2P2/4RK1R w - - 0 1", "e1e8", 0),
         # En passant takes a pawn.
         ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1", "e5d6", 100),
+        # Promotions count as the pawn's move: a rook taken, then the pawn lost.
+        ("r3k3/1P6/1n6/8/8/8/8/4K3 w - - 0 1", "b7a8q", 400),
+        ("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7b8q", 0),
         # A king may not capture a defended piece.
         ("4k3/8/8/8/8/2b5/3p4/4K3 w - - 0 1", "e1d2", -20000 + 100),
     ],
 )
 def test_see_known_exchanges(fen: str, move: str, value: int) -> None:
     board = chess.Board(fen)
-    move_ = chess.Move.from_uci(move)
+    native = Board.from_chess(board)
+    code = native.from_chess_move(chess.Move.from_uci(move))
     # The exchange is worth ``value`` exactly: at least that, and not a centipawn more.
-    assert see_ge(board, move_, value) and not see_ge(board, move_, value + 1)
+    assert native.see_ge(code, value) and not native.see_ge(code, value + 1)
+    assert native.see(code) == value == see_value(board, chess.Move.from_uci(move))

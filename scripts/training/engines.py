@@ -21,8 +21,8 @@ from typing import Any, NamedTuple, Optional
 import chess
 import chess.engine
 
-# The quiet filter uses Cutoff's static exchange evaluation.
-from engine.core.see import see_ge
+# The quiet filter uses Cutoff's static exchange evaluation, on its search board.
+from engine.core.board import Board, move_promotion
 
 from ..common import (
     TIMEOUT_ERRORS,
@@ -153,13 +153,12 @@ def is_quiet(board: chess.Board) -> bool:
     data (and the weights fitted to it) do not depend on the weights in force
     when it was made.
     """
-    if board.is_check():
+    # No history needed: static exchange reads the position alone.
+    native = Board.from_chess(board.copy(stack=False))
+    if native.is_check():
         return False
-    return not any(
-        move.promotion or see_ge(board, move, 1)
-        for move in board.generate_legal_moves()
-        if move.promotion or board.is_capture(move)
-    )
+    # The noisy moves are the legal captures and promotions.
+    return not any(move_promotion(move) or native.see_ge(move, 1) for move in native.noisy_moves())
 
 
 class GameRunner:
