@@ -56,12 +56,12 @@ def test_a_stopped_bench_prints_no_totals() -> None:
 
     def out(line: str) -> None:
         lines.append(line)
-        if line.startswith("Position  2/"):
+        if line.startswith("position  2/"):
             stop.set()
 
     result = run_bench(depth=2, out=out, fens=BENCH_FENS[:5], stop=stop)
     assert result.stopped and result.searched == 2
-    assert [line[:12] for line in lines] == ["Position  1/", "Position  2/"]
+    assert [line[:12] for line in lines] == ["position  1/", "position  2/"]
     stopped_at_once = run_bench(depth=30, out=lines.append, stop=stop)
     assert stopped_at_once.stopped and stopped_at_once.searched == 0
     finished = run_bench(depth=1, out=lines.append, fens=BENCH_FENS[:2])

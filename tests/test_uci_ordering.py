@@ -62,7 +62,7 @@ def _bench_running(tmp_path: Path) -> Engine:
     eng = Engine(tmp_path, protocol_only=False)  # the bench prints a table
     eng.handshake()
     eng.send("bench")
-    eng.expect("Position  1/", timeout=120)
+    eng.expect("position  1/", timeout=120)
     return eng
 
 
@@ -79,7 +79,7 @@ def test_bench_yields_to_isready_and_stop(tmp_path: Path) -> None:
     assert not any(line.startswith("Nodes searched") for line in seen), seen
     assert chess.Move.from_uci(bestmove_of(best)) in chess.Board().legal_moves
     after = eng.quiet(0.5)
-    assert not any(line.startswith(("bestmove", "Position")) for line in after), after
+    assert not any(line.startswith(("bestmove", "position ")) for line in after), after
     eng.send("go depth 2")
     eng.expect("bestmove", timeout=PROMPT_S)  # the session goes on
     eng.close()
@@ -90,7 +90,7 @@ def test_stop_alone_ends_the_bench_and_quit_exits(tmp_path: Path) -> None:
     eng.send("stop")
     eng.expect("info string bench stopped after", timeout=PROMPT_S)
     eng.send("bench")
-    eng.expect("Position  1/", timeout=120)
+    eng.expect("position  1/", timeout=120)
     sent = eng.send("quit")
     eng.proc.wait(2 * PROMPT_S)
     assert time.monotonic() - sent < 2 * PROMPT_S and eng.proc.returncode == 0

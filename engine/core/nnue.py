@@ -31,8 +31,8 @@ that cp is a correction added to the hand-written evaluation's (engine.core.eval
 the network learnt only that evaluation's error.
 
 This module owns the format, loading and writing it, and evaluating a position with
-it: from scratch (``Network.evaluate``), and the columns from which
-``engine.core.position`` keeps the search's accumulators in its make and unmake
+it: from scratch (``Network.evaluate``), and the columns from which the search board
+(engine.core.board) keeps the search's accumulators in its make and unmake
 (``Incremental``; engine.core.nnue_eval reads them). It must not search, and it does
 not decide which evaluation plays (the ``Use NNUE`` option does).
 """
@@ -177,12 +177,12 @@ def pack(values: list[int]) -> int:
 
 
 class Incremental:
-    """The network's feature columns as ``Position`` adds them.
+    """The network's feature columns as the search board adds them.
 
     The two perspectives' accumulators live in one integer: White's view in the low
     ``hidden`` lanes, Black's in the high ones (16-bit lanes, see ``pack``), so a
     move's update is one big-integer addition per column, not two. ``columns[i]`` is
-    the piece with Position's index ``i = (2 * (type - 1) + colour) * 64 + square``
+    the piece with the board's psqt index ``i = (2 * (type - 1) + colour) * 64 + square``
     (MG_TABLE's order, colour 1 for White), as White sees it in the low lanes and as
     Black sees it in the high ones: a move's update is the same index arithmetic as
     the piece-square sums'. Every lane of a whole accumulator stays in [0, 2**16), so

@@ -1,4 +1,4 @@
-"""The piece-square tables that ``Position`` updates move by move.
+"""The piece-square tables whose sums the search board (engine.core.board) keeps move by move.
 
 Folds the ``psqt`` block of the tuned weights (``engine.core.weights``, layout in
 ``engine.core.features``: White's view, material included) into the two tables the

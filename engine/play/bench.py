@@ -198,7 +198,7 @@ def _run(
             depth_seconds[d] += reached_at[d]
         if out is not None:
             move = result.best_move.uci() if result.best_move else "(none)"
-            out(f"Position {number:2d}/{len(positions)}: {move:6s} {result.nodes:8d} nodes")
+            out(f"position {number:2d}/{len(positions)}: {move:6s} {result.nodes:8d} nodes")
     nps = int(total_nodes / total_seconds) if total_seconds > 0 else 0
     if stop.is_set():
         return BenchResult(total_nodes, total_seconds, nps, searched=searched, stopped=True)

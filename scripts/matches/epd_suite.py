@@ -77,7 +77,7 @@ Grading = tuple[tuple[chess.Move, int], ...]
 
 
 @dataclass(frozen=True)
-class Position:
+class SuiteEntry:
     """One usable suite line: the board and what counts as solving it."""
 
     line_number: int
@@ -121,7 +121,7 @@ def graded_moves(board: chess.Board, ops: Mapping[str, object]) -> Grading:
     return tuple(graded)
 
 
-def parse_line(line: str, line_number: int) -> Position:
+def parse_line(line: str, line_number: int) -> SuiteEntry:
     """A position from one EPD line; ``ValueError`` with a one-line reason if unusable."""
     board, ops = chess.Board.from_epd(line)
     # Positions an engine cannot be asked about: python-chess would send them, and an
@@ -138,11 +138,11 @@ def parse_line(line: str, line_number: int) -> Position:
         # Without them every move would count as solved.
         raise ValueError("no bm or am operation")
     points = graded_moves(board, ops)
-    return Position(line_number, board, tuple(best), tuple(avoid), str(ops.get("id", "")), points)
+    return SuiteEntry(line_number, board, tuple(best), tuple(avoid), str(ops.get("id", "")), points)
 
 
-def read_suite(path: str) -> list[Union[Position, str]]:
-    """Each non-blank line as a Position, or as the one-line error for a bad line.
+def read_suite(path: str) -> list[Union[SuiteEntry, str]]:
+    """Each non-blank line as a SuiteEntry, or as the one-line error for a bad line.
 
     Lines are decoded one by one, so a stray non-UTF-8 byte costs one line, not the
     file. Raises ``OSError`` if the file cannot be read, and ``ValueError`` if it
@@ -154,7 +154,7 @@ def read_suite(path: str) -> list[Union[Position, str]]:
         data = handle.read(MAX_SUITE_BYTES + 1)
     if len(data) > MAX_SUITE_BYTES:
         raise ValueError(f"larger than {MAX_SUITE_BYTES >> 20} MB: not an EPD suite")
-    items: list[Union[Position, str]] = []
+    items: list[Union[SuiteEntry, str]] = []
     for number, raw in enumerate(data.splitlines(), start=1):
         where = f"{path} line {number}"
         try:
@@ -248,7 +248,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.limit is not None:
         positions_seen = 0
         for index, item in enumerate(items):
-            positions_seen += isinstance(item, Position)
+            positions_seen += isinstance(item, SuiteEntry)
             if positions_seen == args.limit:
                 items = items[: index + 1]
                 break
@@ -258,7 +258,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         limit = chess.engine.Limit(nodes=args.nodes)
     else:
         limit = chess.engine.Limit(time=args.time)
-    planned = sum(isinstance(item, Position) for item in items)
+    planned = sum(isinstance(item, SuiteEntry) for item in items)
     return run_suite(args.suite, command, items, limit, planned, options)
 
 
@@ -278,7 +278,7 @@ def configure(engine: chess.engine.SimpleEngine, options: dict[str, str]) -> Non
 def run_suite(
     suite: str,
     command: list[str],
-    items: list[Union[Position, str]],
+    items: list[Union[SuiteEntry, str]],
     limit: chess.engine.Limit,
     planned: int,
     options: Optional[dict[str, str]] = None,
