@@ -16,12 +16,15 @@ The package root, the compiled build, the extras' install hint and child process
 
 ``engine.core``: the search:
 
-- ``core.board``        the search board in native 64-bit integers (mypyc): make/unmake, legal
-                         move stages, Polyglot keys, repetitions, SEE, psqt sums and the
-                         network's accumulator: what the search runs on.
+- ``core.bitboards``     the search board's constants, bit helpers, attack tables and Zobrist keys.
+- ``core.board``         the search board in native 64-bit integers (mypyc): make/unmake, Polyglot
+                         keys, repetitions, psqt sums and the network's accumulator: what the
+                         search runs on.
 - ``core.evaluate``      static evaluation of the search board, side to move's view (cached).
+- ``core.exchange``      static exchange on the search board: ``see_ge``, ``see``.
 - ``core.features``      the evaluation's terms as counts: layout and reference extractor.
 - ``core.limits``        ``SearchLimits``: a parsed ``go`` command.
+- ``core.movegen``       legal moves on the search board in the picker's stages, checks, perft.
 - ``core.movepick``      the staged move picker: TT move, captures, killers, quiets, bad captures.
 - ``core.nnue``          the learned evaluation's network: its file format, and its evaluation in
                          integers.

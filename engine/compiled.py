@@ -52,9 +52,12 @@ COMPILED_PACKAGE = "engine.core"
 functions below, and the extensions, the manifest and FULL_DIR sit in it."""
 
 COMPILED_MODULES = (
+    "bitboards",
     "board",
     "evaluate",
+    "exchange",
     "features",
+    "movegen",
     "movepick",
     "nnue",
     "nnue_eval",
@@ -62,9 +65,8 @@ COMPILED_MODULES = (
     "tt",
 )
 """The modules compiled: the search's hot path (profile of the bench) and what it
-imports from the engine on that path: ``board``, the search's board (written for
-mypyc's ``i64``), the evaluation, the move picker, the network's output layer and the
-transposition table."""
+imports from the engine on that path, and the native search board (``bitboards``,
+``board``, ``movegen``, ``exchange``: written for mypyc's ``i64``)."""
 
 GROUP = "_compiled"
 """mypyc compiles the modules as one group whose shared library is

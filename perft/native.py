@@ -14,11 +14,12 @@ import chess
 import chess.polyglot
 
 from engine.core.board import Board
+from engine.core.movegen import legal_moves, noisy_moves, perft, quiet_moves
 
 
 def native_perft(board: chess.Board, depth: int) -> int:
     """Leaves ``depth`` plies below ``board``, counted on the native board."""
-    return int(Board.from_chess(board).perft(depth))
+    return int(perft(Board.from_chess(board), depth))
 
 
 def native_divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
@@ -27,9 +28,9 @@ def native_divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]
         raise ValueError(f"divide needs depth >= 1, got {depth}")
     native = Board.from_chess(board)
     result: list[tuple[chess.Move, int]] = []
-    for move in native.legal_moves():
+    for move in legal_moves(native):
         native.make(move)
-        count = int(native.perft(depth - 1))
+        count = int(perft(native, depth - 1))
         native.unmake()
         result.append((native.to_chess_move(move), count))
     result.sort(key=lambda item: item[0].uci())
@@ -62,14 +63,14 @@ class NativeWalker:
             errors.append(f"native key {native.polyglot_key():016x} != zobrist_hash {key:016x}")
         if native.checkers() != _signed(board.checkers_mask()):
             errors.append("native checkers differ from python-chess's")
-        legal = [native.to_chess_move(move) for move in native.legal_moves()]
+        legal = [native.to_chess_move(move) for move in legal_moves(native)]
         expected = set(board.generate_legal_moves())
         if len(legal) != len(set(legal)) or set(legal) != expected:
             missing = " ".join(sorted(move.uci() for move in expected - set(legal)))
             extra = " ".join(sorted(move.uci() for move in set(legal) - expected))
             errors.append(f"native legal moves differ: missing [{missing}] extra [{extra}]")
-        staged = native.noisy_moves() + native.quiet_moves()
-        if sorted(staged) != sorted(native.legal_moves()):
+        staged = noisy_moves(native) + quiet_moves(native)
+        if sorted(staged) != sorted(legal_moves(native)):
             errors.append("noisy and quiet moves do not partition the legal moves")
         return errors
 

@@ -24,7 +24,7 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine.core import board as native_board
+from engine.core import bitboards, exchange, movegen
 from engine.core.board import Board
 from engine.core.nnue import SHIPPED_NETWORK, Incremental, load
 from tests.conftest import run_perft
@@ -144,6 +144,20 @@ rng_claims = random.Random(7)
 """Which positions also check can_claim_threefold (python-chess's is slow)."""
 
 
+def can_claim_threefold(native: Board) -> bool:
+    """python-chess's ``can_claim_threefold_repetition`` on the native board: the
+    position has occurred three times, or a legal move makes it so."""
+    if native.is_repetition(3):
+        return True
+    for move in movegen.legal_moves(native):
+        native.make(move)
+        repeated = native.is_repetition(3)
+        native.unmake()
+        if repeated:
+            return True
+    return False
+
+
 def check_position(native: Board, board: chess.Board) -> None:
     """Everything the native board says about this position equals python-chess."""
     fen = board.fen()
@@ -157,21 +171,21 @@ def check_position(native: Board, board: chess.Board) -> None:
     assert native.is_repetition(2) == board.is_repetition(2), fen
     assert native.is_repetition(3) == board.is_repetition(3), fen
     if native.is_repetition(2) or rng_claims.random() < 0.1:
-        assert native.can_claim_threefold() == board.can_claim_threefold_repetition(), fen
+        assert can_claim_threefold(native) == board.can_claim_threefold_repetition(), fen
     us = native.turn
-    assert native.pinned(us) == Board.from_bits(pinned_mask(board)), fen
+    assert movegen.pinned(native, us) == Board.from_bits(pinned_mask(board)), fen
 
-    legal = native.legal_moves()
+    legal = movegen.legal_moves(native)
     moves = [native.to_chess_move(move) for move in legal]
     assert len(set(moves)) == len(moves)
     assert set(moves) == set(board.legal_moves), fen
     for move, chess_move in zip(legal, moves):
         assert native.from_chess_move(chess_move) == move
 
-    noisy = native.noisy_moves()
-    quiets = native.quiet_moves()
+    noisy = movegen.noisy_moves(native)
+    quiets = movegen.quiet_moves(native)
     if board.is_check():
-        assert sorted(native.evasions()) == sorted(legal)
+        assert sorted(movegen.evasions(native)) == sorted(legal)
     assert sorted(noisy + quiets) == sorted(legal)
     for move in noisy:
         chess_move = native.to_chess_move(move)
@@ -179,19 +193,27 @@ def check_position(native: Board, board: chess.Board) -> None:
     for move in quiets:
         chess_move = native.to_chess_move(move)
         assert not board.is_capture(chess_move) and not chess_move.promotion
-    checks = {native.to_chess_move(move) for move in native.quiet_checks()}
+    checks = {native.to_chess_move(move) for move in quiets if movegen.gives_check(native, move)}
     quiet_moves = [native.to_chess_move(move) for move in quiets]
     assert checks == {move for move in quiet_moves if board.gives_check(move)}
     for move, chess_move in zip(legal, moves):
-        assert native.gives_check(move) == board.gives_check(chess_move), (fen, chess_move)
+        assert movegen.gives_check(native, move) == board.gives_check(chess_move), (fen, chess_move)
         assert native.is_capture(move) == board.is_capture(chess_move)
         if board.is_capture(chess_move) or chess_move.promotion:
             value = see_value(board, chess_move)
-            assert native.see(move) == value, (fen, chess_move)
+            assert exchange.see(native, move) == value, (fen, chess_move)
             for threshold in (-400, -1, 0, 1, 100, 250, 500):
                 expected = value >= threshold
-                assert native.see_ge(move, threshold) == expected, (fen, chess_move, threshold)
-                assert (native.see(move) >= threshold) == expected, (fen, chess_move, threshold)
+                assert exchange.see_ge(native, move, threshold) == expected, (
+                    fen,
+                    chess_move,
+                    threshold,
+                )
+                assert (exchange.see(native, move) >= threshold) == expected, (
+                    fen,
+                    chess_move,
+                    threshold,
+                )
         # make/unmake restores everything.
         key = native.key
         native.make(move)
@@ -326,7 +348,7 @@ def chess960_middlegames(count: int, seed: int) -> list[chess.Board]:
 def test_chess960_perft_matches_python_chess(board: chess.Board) -> None:
     from engine.play.boards import perft
 
-    assert Board.from_chess(board).perft(3) == perft(board, 3)
+    assert movegen.perft(Board.from_chess(board), 3) == perft(board, 3)
 
 
 @pytest.mark.slow
@@ -334,7 +356,7 @@ def test_chess960_perft_matches_python_chess(board: chess.Board) -> None:
 def test_chess960_perft_matches_python_chess_many(board: chess.Board) -> None:
     from engine.play.boards import perft
 
-    assert Board.from_chess(board).perft(3) == perft(board, 3)
+    assert movegen.perft(Board.from_chess(board), 3) == perft(board, 3)
 
 
 @pytest.mark.slow
@@ -352,9 +374,9 @@ def test_random_games_many(seed: int) -> None:
 def test_module_helpers() -> None:
     # Square masks of the high squares survive the build's representation.
     for sq in (0, 31, 32, 62, 63):
-        assert native_board._popcount(Board.from_bits(1 << sq)) == 1
-        assert native_board._lsb(Board.from_bits(1 << sq)) == sq
-    assert native_board._popcount(Board.from_bits(0xFFFFFFFFFFFFFFFF)) == 64
+        assert bitboards._popcount(Board.from_bits(1 << sq)) == 1
+        assert bitboards._lsb(Board.from_bits(1 << sq)) == sq
+    assert bitboards._popcount(Board.from_bits(0xFFFFFFFFFFFFFFFF)) == 64
 
 
 # --- the search's move checks and repetitions -------------------------------------
@@ -365,7 +387,7 @@ def sample_codes(native: Board, board: chess.Board, rng: random.Random) -> set[i
     of our pieces, every promotion of the legal moves and of our pawns' steps, and
     random 15-bit ints."""
     codes = {0, 0x7FFF}
-    for move in native.legal_moves():
+    for move in movegen.legal_moves(native):
         code = move & 0x7FFF
         for promotion in range(8):
             codes.add((code & 0xFFF) | promotion << 12)
@@ -387,12 +409,12 @@ def check_legal_move(native: Board, board: chess.Board) -> None:
     the codes also against python-chess's is_legal (chess960 notation: castling is
     the king taking its own rook, as the codes write it)."""
     rng = random.Random(board.fen())
-    legal = {move & 0x7FFF: move for move in native.legal_moves()}
+    legal = {move & 0x7FFF: move for move in movegen.legal_moves(native)}
     oracle = board.copy(stack=False)
     oracle.chess960 = True
     fen = board.fen()
     for code in sorted(sample_codes(native, board, rng)):
-        move = native.legal_move(code)
+        move = movegen.legal_move(native, code)
         assert move == legal.get(code, 0), (fen, code)
         if move or rng.random() < 0.1:
             promotion = code >> 12
@@ -424,9 +446,9 @@ def quiet_checks(board: chess.Board) -> list[chess.Move]:
 
 def check_direct_quiet_checks(native: Board, board: chess.Board) -> None:
     expected = [move for move in quiet_checks(board) if board.is_legal(move)]
-    moves = native.direct_quiet_checks()
+    moves = movegen.direct_quiet_checks(native)
     assert [native.to_chess_move(move) for move in moves] == expected, board.fen()
-    legal = set(native.legal_moves())
+    legal = set(movegen.legal_moves(native))
     assert all(move in legal for move in moves)
 
 
@@ -465,7 +487,7 @@ def test_direct_quiet_checks_order_and_pins() -> None:
     # queens onto straight ones, highest squares first; the pinned rook's e3d3 goes.
     board = chess.Board("3k4/4r3/8/2B3N1/8/2N1R3/1Q6/R3K3 w - - 0 1")
     native = Board.from_chess(board)
-    moves = [native.to_chess_move(move).uci() for move in native.direct_quiet_checks()]
+    moves = [native.to_chess_move(move).uci() for move in movegen.direct_quiet_checks(native)]
     assert moves == ["g5f7", "g5e6", "c5b6", "b2b6", "b2b8", "b2d2", "a1a8", "a1d1"]
     assert "e3d3" in [move.uci() for move in quiet_checks(board)]
     # In check: only blocks, and none in double check (h2g1 would block the rook).
@@ -475,7 +497,7 @@ def test_direct_quiet_checks_order_and_pins() -> None:
     ]:
         board = chess.Board(fen)
         native = Board.from_chess(board)
-        moves = [native.to_chess_move(move).uci() for move in native.direct_quiet_checks()]
+        moves = [native.to_chess_move(move).uci() for move in movegen.direct_quiet_checks(native)]
         assert moves == expected
         assert moves == [move.uci() for move in quiet_checks(board) if board.is_legal(move)]
 

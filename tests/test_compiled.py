@@ -249,9 +249,10 @@ def test_compile_for_real(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import chess, engine.core.board as b; "
+            "import chess, engine.core.board as b, engine.core.bitboards as w, "
+            "engine.core.movegen as g; "
             f"n = b.Board.from_chess(chess.Board('{KIWIPETE}')); "
-            "print(b.__file__.endswith('.py'), b._WRAPS, n.perft(3), n.polyglot_key())",
+            "print(b.__file__.endswith('.py'), w._WRAPS, g.perft(n, 3), n.polyglot_key())",
         ],
         cwd=tmp_path,
         capture_output=True,

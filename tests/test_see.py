@@ -1,5 +1,5 @@
-"""The search board's static exchange evaluation (``Board.see_ge`` and ``see``) against
-a slow reference on python-chess's board that plays the exchange out
+"""The search board's static exchange evaluation (engine.core.exchange's ``see_ge`` and
+``see``) against a slow reference on python-chess's board that plays the exchange out
 (tests/references.py), in random middlegames and in known exchanges."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from engine.core.board import SEE_VALUES, Board
+from engine.core.board import Board
+from engine.core.exchange import SEE_VALUES, see, see_ge
+from engine.core.movegen import noisy_moves
 from tests.references import EXCHANGE_VALUES, see_value
 
 OPENINGS = (
@@ -43,12 +45,12 @@ def test_see_equals_played_out_exchange() -> None:
     checked = 0
     for board in _positions(300):
         native = Board.from_chess(board)
-        for code in native.noisy_moves():
+        for code in noisy_moves(native):
             move = native.to_chess_move(code)
             want = see_value(board, move)
-            assert native.see_ge(code, want), (board.fen(), move.uci())
-            assert not native.see_ge(code, want + 1), (board.fen(), move.uci())
-            assert native.see(code) == want, (board.fen(), move.uci())
+            assert see_ge(native, code, want), (board.fen(), move.uci())
+            assert not see_ge(native, code, want + 1), (board.fen(), move.uci())
+            assert see(native, code) == want, (board.fen(), move.uci())
             checked += 1
     assert checked > 500
 
@@ -76,5 +78,5 @@ def test_see_known_exchanges(fen: str, move: str, value: int) -> None:
     native = Board.from_chess(board)
     code = native.from_chess_move(chess.Move.from_uci(move))
     # The exchange is worth ``value`` exactly: at least that, and not a centipawn more.
-    assert native.see_ge(code, value) and not native.see_ge(code, value + 1)
-    assert native.see(code) == value == see_value(board, chess.Move.from_uci(move))
+    assert see_ge(native, code, value) and not see_ge(native, code, value + 1)
+    assert see(native, code) == value == see_value(board, chess.Move.from_uci(move))

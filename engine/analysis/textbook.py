@@ -33,6 +33,7 @@ import chess
 
 from engine.core.board import Board
 from engine.core.evaluate import Evaluator
+from engine.core.movegen import legal_moves
 from engine.core.movepick import (
     CODE_MASK,
     HISTORY_MAX,
@@ -95,7 +96,7 @@ class TextbookSearch:
 
     def _moves(self, ply: int) -> list[int]:
         board = self._board
-        moves = board.legal_moves()
+        moves = legal_moves(board)
         if self.order == "random":
             # Shuffled from python-chess's order, so that a seed gives the same order
             # however the board generates.

@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Final
 
 import chess
 
-from engine.core.board import (
+from engine.core.bitboards import (
     _KING,
     _KNIGHT,
     WHITE,
-    Board,
     _bb,
     _lsb,
     _popcount,
@@ -46,6 +45,7 @@ from engine.core.board import (
     bishop_attacks,
     rook_attacks,
 )
+from engine.core.board import Board
 from engine.core.features import (
     DISTANCE,
     FRONT,

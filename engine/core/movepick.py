@@ -21,12 +21,12 @@ interior node:
 In check there are two stages, the TT move (``STAGE_TT``) and ``STAGE_EVASIONS``
 (every other legal move, ordered as above). ``quiescence_moves`` gives quiescence
 search's one stage: the evasions in check, otherwise the captures and queen
-promotions by MVV-LVA; at quiescence's first ply the search adds the board's
+promotions by MVV-LVA; at quiescence's first ply the search adds the generator's
 ``direct_quiet_checks`` after them.
 
-Moves are the search board's ints (engine.core.board), all legal: the board
-generates legal moves, and the TT move and killers are checked with
-``Board.legal_move``. The tables (TT, killers, counter moves) keep a move's
+Moves are the search board's ints (engine.core.board), all legal: the generator
+(engine.core.movegen) gives legal moves, and the TT move and killers are checked
+with its ``legal_move``. The tables (TT, killers, counter moves) keep a move's
 15-bit code, ``move & CODE_MASK`` (``from | to << 6 | promotion << 12``, castling
 as the king taking its rook), from which the board restores the move.
 
@@ -50,15 +50,10 @@ from typing import Final
 import chess
 from mypy_extensions import i64
 
-from engine.core.board import (
-    CASTLE,
-    EN_PASSANT,
-    KING,
-    PAWN,
-    QUEEN,
-    SEE_VALUES,
-    Board,
-)
+from engine.core.bitboards import CASTLE, EN_PASSANT, KING, PAWN, QUEEN
+from engine.core.board import Board
+from engine.core.exchange import SEE_VALUES, see_ge
+from engine.core.movegen import evasions, legal_move, noisy_moves, quiet_moves
 
 CODE_MASK: Final = 0x7FFF
 """A move's code (what the tables keep): ``move & CODE_MASK``."""
@@ -251,7 +246,7 @@ class MovePicker:
         board = self.board
         tt_code = self.tt_code
         if tt_code:
-            tt_move = board.legal_move(tt_code)
+            tt_move = legal_move(board, tt_code)
             if tt_move:
                 yield STAGE_TT, [tt_move]
             else:
@@ -261,10 +256,10 @@ class MovePicker:
         if self.in_check:
             yield (
                 STAGE_EVASIONS,
-                order_moves(board, board.evasions(), tt_code, killer_1, killer_2, self.history),
+                order_moves(board, evasions(board), tt_code, killer_1, killer_2, self.history),
             )
             return
-        noisy = board.noisy_moves(0)  # not in check: that case returned above
+        noisy = noisy_moves(board, 0)  # not in check: that case returned above
         captures: list[i64] = []
         quiet_promotions: list[i64] = []
         mailbox = board.mailbox
@@ -286,7 +281,7 @@ class MovePicker:
         if killers:
             yield STAGE_KILLERS, killers
         if not self.quiets_skipped:
-            quiets = board.quiet_moves(0)
+            quiets = quiet_moves(board, 0)
             quiets.extend(quiet_promotions)
             yield (
                 STAGE_QUIETS,
@@ -304,10 +299,10 @@ def quiescence_moves(board: Board, history: list[int], in_check: bool) -> list[i
     capture or two, and building a picker per node would cost more than it saves.
     """
     if in_check:
-        return order_moves(board, board.evasions(), -1, 0, 0, history)
+        return order_moves(board, evasions(board), -1, 0, 0, history)
     noisy: list[i64] = []
     mailbox = board.mailbox
-    for move in board.noisy_moves(0):  # not in check: that case returned above
+    for move in noisy_moves(board, 0):  # not in check: that case returned above
         # Captures (any promotion), and of the quiet promotions the queen's only.
         if (move >> 12) & 7 == QUEEN or mailbox[(move >> 6) & 63] or (move >> 15) & 3 == EN_PASSANT:
             noisy.append(move)
@@ -328,7 +323,7 @@ def split_bad_captures(board: Board, captures: list[i64], bad: list[i64]) -> lis
         if (
             (move >> 12) & 7
             or _SEE[attacker] <= _SEE[victim if victim else PAWN]
-            or board.see_ge(move, 0)
+            or see_ge(board, move, 0)
         ):
             good.append(move)
         else:
@@ -349,7 +344,7 @@ def valid_killers(
             # A piece of the side to move on the target: castling's rook, or nothing.
             if target and (target >> 3) != board.turn:
                 continue
-            move = board.legal_move(code)
+            move = legal_move(board, code)
             if move:
                 valid.append(move)
     return valid

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from engine.core.board import WHITE, Board
+from engine.core.bitboards import WHITE
+from engine.core.board import Board
 from engine.core.evaluate import EVAL_CACHE_BITS, Evaluator
 from engine.core.nnue import BASE_HAND, LANE_BITS, LANE_OFFSET, Incremental, Network
 from engine.core.score import MATE_BOUND

@@ -44,9 +44,12 @@ import chess
 from mypy_extensions import i64
 
 from engine.core import movepick
-from engine.core.board import BLACK, PAWN, SEE_VALUES, Board
+from engine.core.bitboards import BLACK, PAWN
+from engine.core.board import Board
 from engine.core.evaluate import Evaluator
+from engine.core.exchange import SEE_VALUES, see_ge
 from engine.core.features import MAX_PHASE
+from engine.core.movegen import direct_quiet_checks, gives_check, legal_move, legal_moves
 from engine.core.movepick import (
     CODE_MASK,
     MovePicker,
@@ -320,7 +323,7 @@ class Searcher:
         self.tt.new_search()
         movepick.age_history(self.history)
 
-        legal = nb.legal_moves()
+        legal = legal_moves(nb)
         if params.root_moves:
             wanted = {nb.from_chess_move(m) for m in params.root_moves}
             restricted = [m for m in legal if m in wanted]
@@ -396,7 +399,7 @@ class Searcher:
     def ponder_from_tt(self, move: chess.Move) -> Optional[chess.Move]:
         """The reply to ``move`` the TT expects, from the last searched root (or None)."""
         nb = self._board
-        legal = nb.legal_move(nb.from_chess_move(move) & CODE_MASK)
+        legal = legal_move(nb, nb.from_chess_move(move) & CODE_MASK)
         reply = self._ponder_from_tt(legal) if legal else 0
         return nb.to_chess_move(reply) if reply else None
 
@@ -448,7 +451,7 @@ class Searcher:
         board.make(move)
         try:
             code = self.tt.probe_native(board.key)[0]
-            return board.legal_move(code) if code else 0
+            return legal_move(board, code) if code else 0
         finally:
             board.unmake()
 
@@ -710,7 +713,7 @@ class Searcher:
                     break
                 promotion = (move >> 12) & 7
                 # 15. Futility pruning (+26 Elo, 400 games): quiet non-checks far below alpha.
-                if futile and late and not promotion and not board.gives_check(move):
+                if futile and late and not promotion and not gives_check(board, move):
                     pruned = True
                     continue
                 # 16. Make the move (every move here is legal).
@@ -950,7 +953,7 @@ class Searcher:
         #    docs/strength.md). None in check: mated.
         moves = quiescence_moves(board, self.history, in_check)
         if checks and not in_check:
-            moves.extend(board.direct_quiet_checks())
+            moves.extend(direct_quiet_checks(board))
         if not moves:
             return -(MATE - ply) if in_check else best_score
         original_alpha = alpha
@@ -965,7 +968,7 @@ class Searcher:
             if see_prune and not (move >> 12) & 7:
                 attacker = mailbox[move & 63] & 7
                 victim = mailbox[(move >> 6) & 63] & 7
-                if _SEE[attacker] > _SEE[victim if victim else PAWN] and not board.see_ge(move, 0):
+                if _SEE[attacker] > _SEE[victim if victim else PAWN] and not see_ge(board, move, 0):
                     continue
             # 6. Make the move (every move here is legal), search.
             if on_make is not None:

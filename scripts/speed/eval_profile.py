@@ -25,7 +25,8 @@ import time
 import chess
 
 from engine.core import evaluate as evaluation
-from engine.core.board import WHITE, Board
+from engine.core.bitboards import WHITE
+from engine.core.board import Board
 from engine.core.features import blend
 from engine.play.bench import BENCH_FENS, run_bench
 

@@ -22,7 +22,10 @@ import chess
 import chess.engine
 
 # The quiet filter uses Cutoff's static exchange evaluation, on its search board.
-from engine.core.board import Board, move_promotion
+from engine.core.bitboards import move_promotion
+from engine.core.board import Board
+from engine.core.exchange import see_ge
+from engine.core.movegen import noisy_moves
 
 from ..common import (
     TIMEOUT_ERRORS,
@@ -158,7 +161,7 @@ def is_quiet(board: chess.Board) -> bool:
     if native.is_check():
         return False
     # The noisy moves are the legal captures and promotions.
-    return not any(move_promotion(move) or native.see_ge(move, 1) for move in native.noisy_moves())
+    return not any(move_promotion(move) or see_ge(native, move, 1) for move in noisy_moves(native))
 
 
 class GameRunner:
