@@ -147,11 +147,11 @@ rng_claims = random.Random(7)
 def can_claim_threefold(native: Board) -> bool:
     """python-chess's ``can_claim_threefold_repetition`` on the native board: the
     position has occurred three times, or a legal move makes it so."""
-    if native.is_repetition(3):
+    if native.is_game_repetition(3):
         return True
     for move in movegen.legal_moves(native):
         native.make(move)
-        repeated = native.is_repetition(3)
+        repeated = native.is_game_repetition(3)
         native.unmake()
         if repeated:
             return True
@@ -168,9 +168,9 @@ def check_position(native: Board, board: chess.Board) -> None:
     assert native.is_check() == board.is_check()
     assert native.halfmove_clock == board.halfmove_clock
     assert native.is_fifty_moves() == (board.halfmove_clock >= 100)
-    assert native.is_repetition(2) == board.is_repetition(2), fen
-    assert native.is_repetition(3) == board.is_repetition(3), fen
-    if native.is_repetition(2) or rng_claims.random() < 0.1:
+    assert native.is_game_repetition(2) == board.is_repetition(2), fen
+    assert native.is_game_repetition(3) == board.is_repetition(3), fen
+    if native.is_game_repetition(2) or rng_claims.random() < 0.1:
         assert can_claim_threefold(native) == board.can_claim_threefold_repetition(), fen
     us = native.turn
     assert movegen.pinned(native, us) == Board.from_bits(pinned_mask(board)), fen
@@ -297,7 +297,7 @@ def test_from_chess_replays_the_move_stack_for_repetitions() -> None:
     for uci in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]:
         board.push_uci(uci)
     native = Board.from_chess(board)
-    assert board.is_repetition(3) and native.is_repetition(3)
+    assert board.is_repetition(3) and native.is_game_repetition(3)
     assert native.fen() == board.fen()
     assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
     # Castling in both notations, and the chess960 flag's notation on the way out.
@@ -322,10 +322,10 @@ def test_repetition_ignores_an_en_passant_square_that_cannot_be_taken() -> None:
         native.make(native.from_chess_move(move))
         board.push(move)
         assert native.polyglot_key() == chess.polyglot.zobrist_hash(board)
-        assert native.is_repetition(2) == board.is_repetition(2), uci
-        assert native.is_repetition(3) == board.is_repetition(3), uci
+        assert native.is_game_repetition(2) == board.is_repetition(2), uci
+        assert native.is_game_repetition(3) == board.is_repetition(3), uci
         assert native.state_errors() == []
-    assert native.is_repetition(3)
+    assert native.is_game_repetition(3)
 
 
 def chess960_middlegames(count: int, seed: int) -> list[chess.Board]:
@@ -516,7 +516,7 @@ def search_game(
     """A random walk as a search makes it, on the native board and python-chess's side
     by side: moves that shuffle pieces back and forth, null moves (both resetting the
     fifty-move counter, as the search does), and moves taken back. Compares
-    ``search_repetition`` with the rule on python-chess's keys at every step. Returns
+    ``is_search_repetition`` with the rule on python-chess's keys at every step. Returns
     how many repetitions it saw, and how many times an earlier equal key lay beyond the
     fifty-move counter's reach."""
     board = chess.Board(fen, chess960=chess960)
@@ -527,7 +527,7 @@ def search_game(
     for _ in range(plies):
         assert native.polyglot_key() == keys[-1], board.fen()
         expected = repeats_in_search(keys, board.halfmove_clock)
-        assert native.search_repetition() == expected, (board.fen(), board.move_stack)
+        assert native.is_search_repetition() == expected, (board.fen(), board.move_stack)
         assert native.halfmove_clock == board.halfmove_clock
         repetitions += expected
         # Past the fifty-move counter (only a null move can cut a repetition off here).
@@ -591,19 +591,19 @@ def test_search_repetition_knights_shuffling() -> None:
         native.make(native.from_chess_move(move))
         board.push(move)
         keys.append(chess.polyglot.zobrist_hash(board))
-        seen.append(native.search_repetition())
+        seen.append(native.is_search_repetition())
         assert seen[-1] == repeats_in_search(keys, board.halfmove_clock)
     assert seen == [False, False, False, True, True, True, True, True]
     # Taking moves back restores the counter the look-back stops at.
     native.unmake()
     native.unmake()
-    assert native.search_repetition() and native.halfmove_clock == 13
+    assert native.is_search_repetition() and native.halfmove_clock == 13
     # After a null move (the search resets the counter) nothing before it counts.
     native.make_null()
     native.halfmove_clock = 0
     for uci in ["g1f3", "b1c3", "f3g1"]:
         native.make(native.from_chess_move(chess.Move.from_uci(uci)))
-        assert not native.search_repetition()
+        assert not native.is_search_repetition()
 
 
 # --- psqt sums and the network's accumulator ------------------------------------

@@ -445,7 +445,7 @@ def test_null_move_does_not_repeat_across_the_pass() -> None:
     searcher = Searcher(TranspositionTable(1))
     searcher.search(board, SearchParams(max_depth=1), SearchControl())
     native = searcher._board  # the root of the last search, as the tree sees it
-    assert native.search_repetition()
+    assert native.is_search_repetition()
 
     def null_move() -> None:  # as _null_move_search makes it
         native.make_null()
@@ -455,10 +455,10 @@ def test_null_move_does_not_repeat_across_the_pass() -> None:
     native.make(native.from_chess_move(chess.Move.from_uci("g8f6")))
     null_move()
     native.make(native.from_chess_move(chess.Move.from_uci("f6g8")))
-    assert not native.search_repetition()
+    assert not native.is_search_repetition()
     for _ in range(4):
         native.unmake()
-    assert native.search_repetition() and native.halfmove_clock == 4
+    assert native.is_search_repetition() and native.halfmove_clock == 4
 
 
 # The position after 1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Nxe5: Black to move, with

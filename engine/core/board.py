@@ -105,7 +105,7 @@ class Undo:
     halfmove_clock: i64
     castling: i64
     key: i64
-    rep_key: i64
+    legal_ep_key: i64
     mg: i64
     eg: i64
     acc: int
@@ -119,7 +119,7 @@ class Undo:
         self.halfmove_clock = 0
         self.castling = 0
         self.key = 0
-        self.rep_key = 0
+        self.legal_ep_key = 0
         self.mg = 0
         self.eg = 0
         self.acc = 0
@@ -147,10 +147,10 @@ class Board:
     fullmove_number: i64
     key: i64
     """The Polyglot key: en passant counts when a pawn stands beside (legal or not).
-    The transposition table, the book and the search's repetitions use it."""
-    rep_key: i64
+    The transposition table and the search's repetitions use it."""
+    legal_ep_key: i64
     """``key`` with en passant counted only when a capture is legal: the game's
-    repetitions (``is_repetition``), where positions with the same pieces but
+    repetitions (``is_game_repetition``), where positions with the same pieces but
     different legal moves differ, as python-chess counts them."""
     reversible: i64
     """Plies since the last move after which no earlier position can repeat."""
@@ -187,7 +187,7 @@ class Board:
         self.halfmove_clock = 0
         self.fullmove_number = 1
         self.key = 0
-        self.rep_key = 0
+        self.legal_ep_key = 0
         self.reversible = 0
         self.chess960 = False
         self.mg = 0
@@ -225,7 +225,7 @@ class Board:
         self.fullmove_number = board.fullmove_number
         self.chess960 = board.chess960
         self.key = self.compute_key()
-        self.rep_key = self._compute_rep_key()
+        self.legal_ep_key = self._compute_legal_ep_key()
         self.mg, self.eg, self.phase = self.compute_psqt()
         if self.has_network:
             self.acc = self.compute_acc()
@@ -435,7 +435,7 @@ class Board:
         """The side to move's pawns that may take en passant legally (0: none).
 
         The keys and the FEN count the en passant square only when one may (see
-        ``rep_key``), and the generator (engine.core.movegen) makes its en
+        ``legal_ep_key``), and the generator (engine.core.movegen) makes its en
         passant moves from these. Legality is tested on the occupancy after the
         capture: the taken pawn and the capturer both leave their lines."""
         ep = self.ep_square
@@ -485,8 +485,8 @@ class Board:
         ep_before = self.ep_square
         ep_key: i64 = self._ep_key() if ep_before != NO_SQUARE else 0
         # python-chess stops its repetition search at a position with legal en passant
-        # (its file in the key and the same key for repetitions: see rep_key).
-        boundary = ep_key != 0 and self.rep_key == self.key
+        # (its file in the key and the same key for repetitions: see legal_ep_key).
+        boundary = ep_key != 0 and self.legal_ep_key == self.key
         ply = self._ply
         if ply == len(self._undo):
             self._undo.append(Undo())
@@ -501,7 +501,7 @@ class Board:
         undo.castling = rights
         key = self.key
         undo.key = key
-        undo.rep_key = self.rep_key
+        undo.legal_ep_key = self.legal_ep_key
         mg = self.mg
         eg = self.eg
         undo.mg = mg
@@ -617,9 +617,9 @@ class Board:
             key ^= castle_key_before ^ self._castling_key()
             boundary = True
         self.key = key
-        self.rep_key = key
+        self.legal_ep_key = key
         if ep_key and not self.en_passant_capturers():
-            self.rep_key = key ^ ep_key
+            self.legal_ep_key = key ^ ep_key
         if boundary or self.halfmove_clock == 0:
             self.reversible = 0
         else:
@@ -632,7 +632,7 @@ class Board:
         move = undo.move
         self.castling = undo.castling
         self.key = undo.key
-        self.rep_key = undo.rep_key
+        self.legal_ep_key = undo.legal_ep_key
         self.ep_square = undo.ep_square
         self.reversible = undo.reversible
         self.halfmove_clock = undo.halfmove_clock
@@ -698,7 +698,7 @@ class Board:
     def make_null(self) -> None:
         """Pass the move to the other side (null-move pruning); undo with ``unmake``."""
         ep_key = self._ep_key()
-        boundary = ep_key != 0 and self.rep_key == self.key
+        boundary = ep_key != 0 and self.legal_ep_key == self.key
         undo = self._push_undo()
         undo.move = 0
         undo.captured = 0
@@ -708,14 +708,14 @@ class Board:
         undo.castling = self.castling
         key = self.key
         undo.key = key
-        undo.rep_key = self.rep_key
+        undo.legal_ep_key = self.legal_ep_key
         key ^= ep_key
         self.ep_square = NO_SQUARE
         if self.turn == BLACK:
             self.fullmove_number += 1
         self.turn ^= 1
         self.key = key ^ _TURN_KEY
-        self.rep_key = self.key
+        self.legal_ep_key = self.key
         self.halfmove_clock += 1
         self.reversible = 0 if boundary else self.reversible + 1
 
@@ -749,7 +749,7 @@ class Board:
             key ^= _TURN_KEY
         return key
 
-    def _compute_rep_key(self) -> i64:
+    def _compute_legal_ep_key(self) -> i64:
         ep_key = self._ep_key()
         if ep_key and not self.en_passant_capturers():
             return self.key ^ ep_key
@@ -825,9 +825,9 @@ class Board:
 
     # --- repetitions and the fifty-move rule ------------------------------------------
 
-    def is_repetition(self, count: i64 = 3) -> bool:
+    def is_game_repetition(self, count: i64 = 3) -> bool:
         """The game's rule, as python-chess's ``is_repetition(count)``: has the position
-        (``rep_key``) occurred ``count`` times in all, counting back only to the
+        (``legal_ep_key``) occurred ``count`` times in all, counting back only to the
         last move after which no earlier position can recur (``reversible``)?"""
         if count <= 1:
             return True
@@ -836,17 +836,17 @@ class Board:
         back = self.reversible
         if back > n:
             back = n
-        key = self.rep_key
+        key = self.legal_ep_key
         k: i64 = 2
         while k <= back:
-            if undo[n - k].rep_key == key:
+            if undo[n - k].legal_ep_key == key:
                 count -= 1
                 if count <= 1:
                     return True
             k += 2
         return False
 
-    def search_repetition(self) -> bool:
+    def is_search_repetition(self) -> bool:
         """The search's rule: the current ``key`` occurred 4, 6, 8, ... plies back,
         within the fifty-move counter and the moves made on this board.
 
@@ -912,7 +912,7 @@ class Board:
             own = self.black if piece >> 3 else self.white
             if not (own & bit) or not (self._pieces(piece & 7) & bit):
                 errors.append(f"mailbox {piece} on {chess.SQUARE_NAMES[sq]} not in bitboards")
-        if self.rep_key != self._compute_rep_key():
+        if self.legal_ep_key != self._compute_legal_ep_key():
             errors.append("repetition key differs from a recomputation")
         if self.key != self.compute_key():
             errors.append(

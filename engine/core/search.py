@@ -608,7 +608,7 @@ class Searcher:
         halfmove_clock = board.halfmove_clock
         if halfmove_clock >= 100 and not in_check:
             return 0
-        if halfmove_clock >= 4 and board.search_repetition():
+        if halfmove_clock >= 4 and board.is_search_repetition():
             return 0
         if not (board.pawns | board.rooks | board.queens):
             minors = board.knights | board.bishops
