@@ -30,11 +30,15 @@ with its ``legal_move``. The tables (TT, killers, counter moves) keep a move's
 15-bit code, ``move & CODE_MASK`` (``from | to << 6 | promotion << 12``, castling
 as the king taking its rook), from which the board restores the move.
 
-Ties are broken as python-chess generates moves (pieces from the highest square
-down, each one's targets likewise, then castling, pawn captures, pawn pushes,
-double pushes and en passant; in check the king's moves first): ``_rank`` gives
-that order from the move itself, so that ordering does not depend on the order in
-which the board happens to generate. A sort key is ``score << 35 | rank << 17 |
+Ties are broken by ``_rank``, a fixed order computed from the move itself (pieces
+from the highest square down, each one's targets likewise, then castling, pawn
+captures, pawn pushes, double pushes and en passant; in check the king's moves
+first). What matters is that the tie-break is deterministic and independent of the
+order in which the generator happens to produce moves: that is what lets the
+generator be reorganised without changing the search tree (the bench). That
+particular order is python-chess's generation order only because python-chess was
+the search's board before the native one; changing it would change the tree, and
+so needs a strength test of its own. A sort key is ``score << 35 | rank << 17 |
 move``: one int per move, sorted in C, the move read back from its low bits.
 
 This module reads the board and the tables it is given (the searcher owns them);
@@ -161,8 +165,8 @@ def new_counter_moves() -> list[int]:
 
 
 def _rank(board: Board, move: i64, evasion: bool) -> i64:
-    """Where python-chess would generate ``move``: higher comes first (see the module
-    docstring). Unique among a position's moves."""
+    """The tie-break rank of ``move``: higher comes first (see the module docstring;
+    python-chess's generation order). Unique among a position's moves."""
     frm = move & 63
     to = (move >> 6) & 63
     flag = (move >> 15) & 3
