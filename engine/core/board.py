@@ -471,13 +471,12 @@ class Board:
     # --- make / unmake ----------------------------------------------------------------
 
     def make(self, move: i64) -> None:
-        """Play a legal ``move`` (an int from this board's generator or from_chess_move)."""
+        """Play a legal ``move`` (an int from the generator or ``from_chess_move``)."""
         frm = move & 63
         to = (move >> 6) & 63
         promotion = (move >> 12) & 7
         flag = (move >> 15) & 3
         us = self.turn
-        them = us ^ 1
         mailbox = self.mailbox
         piece = mailbox[frm]
         pt = piece & 7
@@ -499,23 +498,21 @@ class Board:
         undo.halfmove_clock = self.halfmove_clock
         rights = self.castling
         undo.castling = rights
-        key = self.key
-        undo.key = key
+        undo.key = self.key
         undo.legal_ep_key = self.legal_ep_key
-        mg = self.mg
-        eg = self.eg
-        undo.mg = mg
-        undo.eg = eg
-        key ^= ep_key
-        from_bit = _ONE << frm
-        to_bit = _ONE << to
+        undo.mg = self.mg
+        undo.eg = self.eg
+        if self.has_network:
+            undo.acc = self.acc
         # The castling key only when the rights change (it scans the rights).
-        new_rights = rights & ~(from_bit | to_bit)
+        new_rights = rights & ~((_ONE << frm) | (_ONE << to))
         if pt == KING:
             new_rights &= ~_BACKRANK[us]
         castle_key_before: i64 = 0
         if new_rights != rights:
             castle_key_before = self._castling_key()
+
+        # The pieces: the key, the sums and the accumulator follow them.
         if flag == CASTLE:
             back = to & 56
             if to > frm:
@@ -525,92 +522,36 @@ class Board:
                 king_to = back + 2
                 rook_to = back + 3
             rook = ROOK | (us << 3)
-            mailbox[frm] = 0
-            mailbox[to] = 0
-            self._toggle(piece, from_bit)
-            self._toggle(rook, to_bit)
-            mailbox[king_to] = piece
-            mailbox[rook_to] = rook
-            self._toggle(piece, (_ONE << king_to))
-            self._toggle(rook, (_ONE << rook_to))
-            key ^= (
-                _PIECE_KEY[piece * 64 + frm]
-                ^ _PIECE_KEY[piece * 64 + king_to]
-                ^ _PIECE_KEY[rook * 64 + to]
-                ^ _PIECE_KEY[rook * 64 + rook_to]
-            )
-            psqt = (
-                _PSQT[piece * 64 + king_to]
-                - _PSQT[piece * 64 + frm]
-                + _PSQT[rook * 64 + rook_to]
-                - _PSQT[rook * 64 + to]
-            )
-            if self.has_network:
-                acc = self.acc
-                undo.acc = acc
-                columns = self._columns
-                self.acc = (
-                    acc
-                    + columns[piece * 64 + king_to]
-                    - columns[piece * 64 + frm]
-                    + columns[rook * 64 + rook_to]
-                    - columns[rook * 64 + to]
-                )
+            self._remove_piece(piece, frm)
+            self._remove_piece(rook, to)
+            self._put_piece(piece, king_to)
+            self._put_piece(rook, rook_to)
             self.halfmove_clock += 1
         else:
-            # The captured piece's square and kind: on ``to``, or beside it (en passant).
-            victim_sq = to
-            victim = captured
             if flag == EN_PASSANT:
                 victim_sq = to - 8 if us == WHITE else to + 8
-                victim = mailbox[victim_sq]
-                mailbox[victim_sq] = 0
-                self._toggle(victim, (_ONE << victim_sq))
-                key ^= _PIECE_KEY[victim * 64 + victim_sq]
+                self._remove_piece(mailbox[victim_sq], victim_sq)
             elif captured:
-                self._toggle(captured, to_bit)
-                key ^= _PIECE_KEY[captured * 64 + to]
-            mailbox[frm] = 0
-            key ^= _PIECE_KEY[piece * 64 + frm]
-            placed = piece if not promotion else promotion | (us << 3)
-            mailbox[to] = placed
+                self._remove_piece(captured, to)
             if promotion:
-                self._toggle(piece, from_bit)
-                self._toggle(placed, to_bit)
+                self._remove_piece(piece, frm)
+                self._put_piece(promotion | (us << 3), to)
             else:
-                self._toggle(piece, from_bit | to_bit)
-            key ^= _PIECE_KEY[placed * 64 + to]
-            psqt = _PSQT[placed * 64 + to] - _PSQT[piece * 64 + frm]
-            if victim:
-                psqt -= _PSQT[victim * 64 + victim_sq]
-                self.phase -= _PHASE[victim]
-            if promotion:
-                self.phase += _PHASE[placed]
-            if self.has_network:
-                acc = self.acc
-                undo.acc = acc
-                columns = self._columns
-                acc += columns[placed * 64 + to] - columns[piece * 64 + frm]
-                if victim:
-                    acc -= columns[victim * 64 + victim_sq]
-                self.acc = acc
+                self._move_piece(piece, frm, to)
             if pt == PAWN or captured or flag == EN_PASSANT:
                 self.halfmove_clock = 0
             else:
                 self.halfmove_clock += 1
 
-        # The move's packed psqt change, split: its low half is mg's (signed).
-        mg_change = ((psqt + _HALF32) & _LOW32) - _HALF32
-        self.mg = mg + mg_change
-        self.eg = eg + ((psqt - mg_change) >> 32)
+        # The rest of the state, and the key's parts that are not pieces.
         self.castling = new_rights
         self.ep_square = NO_SQUARE
         if pt == PAWN and (to - frm == 16 or frm - to == 16):
             self.ep_square = (frm + to) >> 1
         if us == BLACK:
             self.fullmove_number += 1
-        self.turn = them
-        key ^= _TURN_KEY
+        self.turn = us ^ 1
+        key = self.key ^ ep_key ^ _TURN_KEY
         ep_key = self._ep_key() if self.ep_square != NO_SQUARE else 0
         key ^= ep_key
         if new_rights != rights:
@@ -625,8 +566,56 @@ class Board:
         else:
             self.reversible += 1
 
+    def _put_piece(self, piece: i64, sq: i64) -> None:
+        """Put ``piece`` on the empty ``sq``: the mailbox, the bitboards, the key, the
+        piece-square sums, the phase and (with a network) the accumulator."""
+        index = piece * 64 + sq
+        self.mailbox[sq] = piece
+        self._toggle(piece, _ONE << sq)
+        self.key ^= _PIECE_KEY[index]
+        self.mg += _MG[index]
+        self.eg += _EG[index]
+        self.phase += _PHASE[piece]
+        if self.has_network:
+            self.acc += self._columns[index]
+
+    def _remove_piece(self, piece: i64, sq: i64) -> None:
+        """Take ``piece`` off ``sq``: everything ``_put_piece`` updates."""
+        index = piece * 64 + sq
+        self.mailbox[sq] = 0
+        self._toggle(piece, _ONE << sq)
+        self.key ^= _PIECE_KEY[index]
+        self.mg -= _MG[index]
+        self.eg -= _EG[index]
+        self.phase -= _PHASE[piece]
+        if self.has_network:
+            self.acc -= self._columns[index]
+
+    def _move_piece(self, piece: i64, frm: i64, to: i64) -> None:
+        """Move ``piece`` from ``frm`` to the empty ``to``: as ``_remove_piece`` then
+        ``_put_piece``, in one (the phase does not change)."""
+        from_index = piece * 64 + frm
+        to_index = piece * 64 + to
+        mailbox = self.mailbox
+        mailbox[frm] = 0
+        mailbox[to] = piece
+        self._toggle(piece, (_ONE << frm) | (_ONE << to))
+        self.key ^= _PIECE_KEY[from_index] ^ _PIECE_KEY[to_index]
+        # The packed psqt change, split: its low half is mg's (signed).
+        psqt = _PSQT[to_index] - _PSQT[from_index]
+        mg_change = ((psqt + _HALF32) & _LOW32) - _HALF32
+        self.mg += mg_change
+        self.eg += (psqt - mg_change) >> 32
+        if self.has_network:
+            columns = self._columns
+            self.acc += columns[to_index] - columns[from_index]
+
     def unmake(self) -> None:
-        """Take back the last move (or null move)."""
+        """Take back the last move (or null move).
+
+        The key, the sums and the accumulator come back from the undo record, so the
+        pieces go back on the mailbox and the bitboards alone (``_toggle``), not by
+        ``_put_piece`` and ``_remove_piece``, which would recompute them."""
         self._ply -= 1
         undo = self._undo[self._ply]
         move = undo.move
