@@ -65,8 +65,11 @@ COMPILED_MODULES = (
     "tt",
 )
 """The modules compiled: the search's hot path (profile of the bench) and what it
-imports from the engine on that path, and the native search board (``bitboards``,
-``board``, ``movegen``, ``exchange``: written for mypyc's ``i64``)."""
+imports from the engine on that path: the search board (``bitboards``, ``board``,
+``movegen``, ``exchange``: written for mypyc's ``i64``), the search and its move
+picker, the evaluation and the terms it reads (``features``), the network's
+accumulator columns and output layer (``nnue``, ``nnue_eval``) and the transposition
+table."""
 
 GROUP = "_compiled"
 """mypyc compiles the modules as one group whose shared library is
