@@ -269,6 +269,15 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     eng.close()
 
 
+def skip_in_compiled_build(why: str) -> None:
+    """Skip a test that patches a compiled module's internals (compiled callers call
+    the compiled function directly and never see the patch), saying ``why``."""
+    from engine.compiled import build_description
+
+    if not build_description().startswith("interpreted"):
+        pytest.skip(f"needs the interpreted build (cutoff compile --remove): {why}")
+
+
 def pytest_report_header() -> str:
     """Which build the tests import: tests that patch a compiled module's internals
     cannot run against a compiled build (``cutoff compile --remove`` first)."""

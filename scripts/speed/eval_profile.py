@@ -13,17 +13,22 @@
    inside a search) against the material + piece-square blend alone.
 
 It measures; it must not change the engine. (cProfile slows every Python call,
-so the shares are indicative; the bench's nodes/s is the speed figure.)
+so the shares are indicative; the bench's nodes/s is the speed figure.) It needs the
+interpreted build and says so in one line otherwise: compiled callers call the
+evaluation directly, past cProfile and the counting wrapper (for the compiled build,
+``perf record`` of ``cutoff bench``: docs/speed.md).
 """
 
 from __future__ import annotations
 
 import cProfile
 import pstats
+import sys
 import time
 
 import chess
 
+from engine.compiled import build_description
 from engine.core import evaluate as evaluation
 from engine.core.bitboards import WHITE
 from engine.core.board import Board
@@ -127,6 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--positions", type=int, default=len(BENCH_FENS))
     args = parser.parse_args(argv)
+    build = build_description()
+    if not build.startswith("interpreted"):
+        print(
+            f"error: eval_profile needs the interpreted build, not {build}: compiled "
+            "callers bypass cProfile and the call counter (cutoff compile --remove)",
+            file=sys.stderr,
+        )
+        return 2
     profile_search(args.depth, args.positions)
     time_in_search(args.depth, args.positions)
     time_per_call(args.positions)
