@@ -824,11 +824,6 @@ def _stats(args: argparse.Namespace) -> int:
     if not compiled.use_sources(reason):
         errors("the compiled modules are loaded already; run `cutoff stats` on its own")
         return EXIT_FAILED
-    if reason in compiled.build_description():
-        sys.stderr.write(
-            "cutoff stats: the compiled build cannot be observed; the search runs from "
-            "its sources (the same tree, the interpreted nodes/s)\n"
-        )
     from engine.analysis import stats
 
     if args.plot is not None:
@@ -850,6 +845,12 @@ def _stats(args: argparse.Namespace) -> int:
         if not positions:
             errors(f"{args.positions}: no positions")
             return EXIT_FAILED
+    if reason in compiled.build_description():
+        # Said once the arguments are good, so that a usage error stays one line.
+        sys.stderr.write(
+            "cutoff stats: the compiled build cannot be observed; the search runs from "
+            "its sources (the same tree, the interpreted nodes/s)\n"
+        )
     bar = _progress(len(positions), args.quiet, "pos")
 
     def advance(_: int) -> None:

@@ -522,6 +522,10 @@ class Searcher:
         board = self._board
         pvt = self._pv
         self.nodes += 1
+        # Every count that lands on a poll interval polls, the root's too: a skipped
+        # poll would let a thread run two intervals past a node limit.
+        if not self.nodes & self._poll_mask:
+            self._poll()
         self._root_depth = depth
         best_score = -INFINITE
         on_make = self.on_make

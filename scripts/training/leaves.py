@@ -184,14 +184,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     began = time.monotonic()
     settings = Settings(args.nodes, args.per_root, args.seed)
     written = 0
-    if _use_sources():
-        print(
-            f"{PROG}: the compiled build cannot be observed; the search runs from its "
-            "sources (the interpreted nodes/s)",
-            file=sys.stderr,
-        )
+    observed_from_sources = _use_sources()
     try:
         roots = draw_roots(args.data, args.roots, args.seed)
+        if observed_from_sources:
+            # Said once the data is read, so that an error in it stays one line.
+            print(
+                f"{PROG}: the compiled build cannot be observed; the search runs from its "
+                "sources (the interpreted nodes/s)",
+                file=sys.stderr,
+            )
         tasks = [roots[i : i + ROOTS_PER_TASK] for i in range(0, len(roots), ROOTS_PER_TASK)]
         with (
             atomic_output(args.out) as handle,
