@@ -70,6 +70,8 @@ of the engine's constants:
 - ``training.dataset``            the data file: gzip'd ``FEN;SCORE;RESULT`` lines, and its reader.
 - ``training.records``            the binary data file: 32-byte position records, their reader
                                   and the network's inputs of a batch (numpy).
+- ``training.store``              chunked stores of records with committed manifests:
+                                  convert, verify, dedup, split, info.
 - ``training.engines``            the UCI engines the data tools drive: the self-play loop
                                   (``GameRunner``) and a teacher's search (``Labeller``).
 - ``training.games``              match games kept compactly as training data.
