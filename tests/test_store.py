@@ -8,6 +8,7 @@ import hashlib
 import json
 import lzma
 import random
+import shlex
 from pathlib import Path
 
 import chess
@@ -280,3 +281,54 @@ def test_a_damaged_xz_file_is_said_and_what_was_read_is_kept(tmp_path: Path) -> 
     assert 0 < len(kept) < len(fens)
     assert [records.decode(r)[0].fen() for r in kept] == fens[: len(kept)]
     assert run_repo_script("training.store", "verify", str(out)).returncode == 0
+
+
+def test_the_committed_manifests_are_of_the_committed_positions() -> None:
+    # Changed text data without remade manifests fails here: remake them with the
+    # command in docs/training.md, which is the one the manifests record.
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "scripts" / "training" / "data" / "manifests" / "positions"
+    manifests = [json.loads(path.read_text()) for path in sorted(folder.glob("chunk-*.json"))]
+    assert manifests
+    doc = (root / "docs" / "training.md").read_text(encoding="utf-8")
+    begin = doc.index("python -m scripts.training.store convert scripts/training/data/positions")
+    lines = []
+    for line in doc[begin:].splitlines():
+        lines.append(line.rstrip("\\"))
+        if not line.endswith("\\"):
+            break
+    command = shlex.split(" ".join(lines))
+    for manifest in manifests:
+        assert manifest["version"] == records.VERSION
+        assert shlex.split(manifest["remake"]) == command
+        for source in manifest["made_by"]["settings"]["inputs"]:
+            assert store.sha256_of(root / source["path"]) == source["sha256"], source["path"]
+    assert sum(m["records"] for m in manifests) == 1_948_482
+
+
+@pytest.mark.slow
+def test_the_documented_command_remakes_the_committed_chunks(tmp_path: Path) -> None:
+    # About 90 s of one core: the committed positions converted into a fresh folder,
+    # checked against the committed manifests, which stay as they are.
+    root = Path(__file__).resolve().parents[1]
+    committed = root / "scripts" / "training" / "data" / "manifests" / "positions"
+    before = {path.name: path.read_bytes() for path in committed.iterdir()}
+    inputs = ["positions.gz", *(f"positions-{n}.xz" for n in range(2, 6))]
+    made = run_repo_script(
+        "training.store",
+        "convert",
+        *(f"scripts/training/data/{name}" for name in inputs),
+        "--out",
+        str(tmp_path),
+        "--manifests",
+        str(committed),
+        "--teacher",
+        "stockfish nodes=5000",
+        timeout=900,
+    )
+    assert made.returncode == 0, made.stderr
+    checked = run_repo_script(
+        "training.store", "verify", str(tmp_path), "--manifests", str(committed)
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert {path.name: path.read_bytes() for path in committed.iterdir()} == before

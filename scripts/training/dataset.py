@@ -16,11 +16,12 @@ A data file may also be xz-compressed (``.xz``: the same lines, from ``xz -9`` o
 decompressed gzip file), which takes about 30 % fewer bytes: the form the committed
 datasets take. Such a file is read only: tools that append (datagen) write gzip.
 
-It is the one format of the project's labelled positions: the training tools' and
-the evaluation tuner's (scripts.tuning) alike. Responsible for writing, reading
-(``read_records``: the one reading loop every tool uses) and recovering such files (a
-torn last member is cut off before appending). It must not make or label positions
-(datagen and scripts.tuning do).
+It is the one text format of the project's labelled positions: the training tools'
+and the evaluation tuner's (scripts.tuning) alike (the binary form, for data at scale,
+is scripts.training.records', made from these files by scripts.training.store).
+Responsible for writing, reading (``read_records``: the one reading loop every tool
+uses) and recovering such files (a torn last member is cut off before appending). It
+must not make or label positions (datagen and scripts.tuning do).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 A store is a folder of ``chunk-NNNNNN.cpos`` files (scripts.training.records' files)
 and, per chunk, a small JSON manifest ``chunk-NNNNNN.json``: format version, record
 count, the chunk's SHA-256, and what made it (inputs, teacher, settings, command line,
-date, the command that remakes it), beside the chunk and, with ``--manifests``,
+date, the command that remakes it; a converted chunk's ``first`` and ``last``, the
+input number and line of its first and last record, a last line of 2**62 meaning the
+inputs' end), beside the chunk and, with ``--manifests``,
 copied to another folder: the manifests are small and committed
 (scripts/training/data/manifests/), the chunks are not. The commands
 (``python -m scripts.training.store COMMAND``):
