@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -240,3 +241,183 @@ def test_quiet_filter_is_the_played_out_exchange() -> None:
             assert is_quiet(board) == expected, board.fen()
             verdicts.add(expected)
     assert verdicts == {True, False}
+
+
+TUNING = list(
+    {chess.polyglot.zobrist_hash(chess.Board(s.fen)): s.fen for s in read_samples(SAMPLE)}.values()
+)
+"""The tuning sample's positions, each once."""
+NOISY = TUNING[9]
+"""A quiet position whose best move (Stockfish at depth 2, from an empty hash) is a
+capture: labelled, then dropped as noisy-best."""
+
+
+def label(out: Path, fens: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_repo_script(
+        "training.datagen",
+        str(out),
+        "--fens",
+        str(fens),
+        "--no-qsearch-check",
+        "--teacher",
+        str(STOCKFISH),
+        "--quiet",
+        *args,
+    )
+
+
+LOGGING_PROXY = """\
+import subprocess
+import sys
+with open(sys.argv[1], "a") as log:
+    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, text=True)
+    for line in sys.stdin:
+        log.write(line)
+        log.flush()
+        child.stdin.write(line)
+        child.stdin.flush()
+        if line.strip() == "quit":
+            break
+    child.stdin.close()
+    child.wait()
+"""
+"""A teacher command that logs what it is sent and passes it on to the command after."""
+
+
+def test_the_teacher_is_cleared_once_per_work_unit(tmp_path: Path) -> None:
+    # Two units of a FEN file (FENS_PER_TASK positions, then the rest), the teacher's
+    # input logged: one ucinewgame per unit, not one per position.
+    fens = tmp_path / "f.txt"
+    fens.write_text("\n".join(TUNING[:250]) + "\n")
+    log = tmp_path / "teacher.log"
+    proxy = tmp_path / "proxy.py"
+    proxy.write_text(LOGGING_PROXY)
+    teacher = f"{sys.executable} {proxy} {log} {STOCKFISH}"
+    done = run_repo_script(
+        "training.datagen",
+        str(tmp_path / "o.gz"),
+        "--fens",
+        str(fens),
+        "--no-qsearch-check",
+        "--label-depth",
+        "2",
+        "--teacher",
+        teacher,
+        "--quiet",
+    )
+    assert done.returncode == 0, done.stderr
+    sent = log.read_text().splitlines()
+    assert sum(line.startswith("position") for line in sent) == 250
+    assert sum(line == "ucinewgame" for line in sent) == 2
+
+
+def test_a_resumed_or_parallel_run_labels_as_one_run(tmp_path: Path) -> None:
+    # Unit 1 starts with NOISY (labelled, dropped); unit 2 starts with it again (a
+    # duplicate: not labelled twice). A label depends on the positions of its unit
+    # labelled before it, so a run resumed after unit 1 must still skip NOISY in unit
+    # 2 though the file does not hold it, and so must workers that label the units
+    # apart: the same samples every time.
+    others = [fen for fen in TUNING[:400] if fen != NOISY]
+    fens = tmp_path / "f.txt"
+    fens.write_text("\n".join([NOISY, *others[:199], NOISY, *others[199:300]]) + "\n")
+    whole = tmp_path / "whole.gz"
+    first = label(whole, fens, "--label-depth", "2")
+    assert first.returncode == 0, first.stderr
+    assert "duplicates 1 " in first.stdout and "noisy-best 0 " not in first.stdout
+    samples = list(read_samples(whole))
+    assert NOISY not in [s.fen for s in samples]
+
+    # Interrupted after unit 1: its samples and #done line only.
+    cut = tmp_path / "cut.gz"
+    lines = gzip.decompress(whole.read_bytes()).decode().splitlines()
+    append_member(cut, lines[: lines.index(f"{DONE}fens:f.txt:1") + 1])
+    resumed = label(cut, fens, "--label-depth", "2")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "tasks 1 " in resumed.stdout
+    assert list(read_samples(cut)) == samples
+
+    apart = tmp_path / "apart.gz"
+    parallel = label(apart, fens, "--label-depth", "2", "--jobs", "2")
+    assert parallel.returncode == 0, parallel.stderr
+    assert list(read_samples(apart)) == samples
+
+
+def stockfish_eval(fen: str) -> str:
+    """Stockfish's own ``eval`` line for ``fen``, read independently of datagen."""
+    done = subprocess.run(
+        [str(STOCKFISH)],
+        input=f"position fen {fen}\neval\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return next(line for line in done.stdout.splitlines() if line.startswith("Final evaluation"))
+
+
+def test_static_labels_are_stockfishs_eval(tmp_path: Path) -> None:
+    # A data file relabelled whole: its position in check has no static evaluation
+    # and is the one dropped (counted not-quiet); the others keep their units.
+    up = "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"
+    check = "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1"
+    source = tmp_path / "old.gz"
+    append_member(source, [f"{fen};7;1-0" for fen in (TUNING[0], up, check)] + [f"{DONE}g:0"])
+    append_member(source, [f"{fen};7;0-1" for fen in TUNING[1:4]] + [f"{DONE}g:1"])
+    out = tmp_path / "static.gz"
+    done = label(out, source, "--label-static")
+    assert done.returncode == 0, done.stderr
+    assert "not-quiet 1 " in done.stdout
+    assert _units(out) == [
+        [(TUNING[0], "1-0"), (up, "1-0")],
+        [(fen, "0-1") for fen in TUNING[1:4]],
+    ]
+    scores = {s.fen: s.score for s in read_samples(out)}
+    assert scores[up] > 500  # White's view, Black to move
+    for fen in (TUNING[0], *TUNING[1:4]):
+        pawns = float(stockfish_eval(fen).split()[2])
+        assert scores[fen] == round(pawns * 100)
+    assert "none (in check)" in stockfish_eval(check)
+
+
+FAKE_TEACHER = """\
+import sys
+fen = ""
+for line in sys.stdin:
+    words = line.split()
+    if words == ["uci"]:
+        print("id name fake\\nuciok", flush=True)
+    elif words == ["isready"]:
+        print("readyok", flush=True)
+    elif words[:2] == ["position", "fen"]:
+        fen = " ".join(words[2:])
+    elif words == ["eval"]:
+        value = "+x.5" if fen.startswith(sys.argv[1]) else "+0.25"
+        print(f"Final evaluation       {value} (white side)", flush=True)
+    elif words == ["quit"]:
+        break
+"""
+
+
+def test_unreadable_static_evaluation_is_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "fake.py"
+    script.write_text(FAKE_TEACHER)
+    fens = tmp_path / "f.txt"
+    fens.write_text("\n".join(TUNING[:250]) + "\n")
+    # Unreadable for a position of the second unit: that unit fails (one line naming
+    # the teacher and the line), the first is written and done, and a rerun retries.
+    bad_board = TUNING[220].split()[0]
+    teacher = f"{sys.executable} {script} {bad_board}"
+    out = tmp_path / "o.gz"
+    done = label(out, fens, "--label-static", "--teacher", teacher)
+    assert done.returncode == 1
+    failed = [line for line in done.stderr.splitlines() if "failed" in line]
+    assert len(failed) == 1 and "fens:f.txt:201" in failed[0]
+    assert str(script) in failed[0] and "'Final evaluation       +x.5 (white side)'" in failed[0]
+    assert "Traceback" not in done.stderr
+    assert {s.score for s in read_samples(out)} == {25}
+    assert f"{DONE}fens:f.txt:1" in gzip.decompress(out.read_bytes()).decode()
+    # Unreadable from the first position (a teacher without eval): one usage line.
+    teacher = f"{sys.executable} {script} r"
+    done = label(tmp_path / "n.gz", fens, "--label-static", "--teacher", teacher)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "--label-static" in done.stderr and "+x.5" in done.stderr
+    assert not (tmp_path / "n.gz").exists()

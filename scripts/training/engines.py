@@ -3,8 +3,9 @@
 Responsible for starting an engine as every data tool does (the repository root as
 its working directory, one thread, a small hash), the one self-play loop
 (``GameRunner``: a game from an opening and seeded random plies to its end by the
-rules or by adjudication, with the quiet positions it passed) and a teacher's search
-(``Labeller``: one teacher process scoring a position from an empty hash). It plays
+rules or by adjudication, with the quiet positions it passed) and a teacher's labels
+(``Labeller``: one teacher process's search, its hash cleared at each work unit;
+``StaticLabeller``: Stockfish's static evaluation, its ``eval`` command). It plays
 and searches; which positions are labelled, and the data file, are datagen's (the
 labelling tool, which drives both); scripts.tuning's make_tuning_data uses the
 self-play loop. This module writes nothing.
@@ -12,11 +13,18 @@ self-play loop. This module writes nothing.
 
 from __future__ import annotations
 
+import contextlib
+import math
+import queue
 import random
+import re
 import shlex
 import shutil
+import subprocess
+import threading
+import time
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 import chess
 import chess.engine
@@ -42,7 +50,10 @@ from .dataset import clip
 
 STOCKFISH_PATHS = ("stockfish", "/usr/games/stockfish")
 TEACHER_HASH_MB = 4
-"""The teacher's hash: cleared before every position (ucinewgame), so small is quick."""
+"""The teacher's hash: cleared at every work unit (ucinewgame), so small is quick, and
+a label depends little on the positions of its unit searched before it."""
+QUIT_SECONDS = 5.0
+"""How long a static teacher may take to quit before it is killed."""
 
 # The repository root (this file is scripts/training/engines.py): the engine's
 # working directory, so that ``--engine 'python -m engine'`` finds the checkout's engine.
@@ -231,7 +242,18 @@ def load_openings(path: Path) -> list[str]:
 
 
 class Labeller:
-    """One teacher engine process scoring positions from an empty hash."""
+    """One teacher engine process's search of positions, work unit by work unit.
+
+    The teacher's hash and history are cleared (``ucinewgame``) when a work unit
+    starts (``new_unit``: a game, a chunk of a FEN file), not before every position:
+    clearing Stockfish's tables costs more than a depth-5 search (datagen made 286
+    positions/s at depth 5 on one core with a clear per position, 517 with one per
+    unit). So a label may depend on the positions
+    searched before it *in its unit* (through a ``TEACHER_HASH_MB`` hash and the
+    move-ordering history), never on another unit's: a unit's labels are the same
+    whichever process, run or ``--jobs`` labels it, as long as it gets the same
+    positions in the same order.
+    """
 
     def __init__(
         self,
@@ -243,18 +265,163 @@ class Labeller:
         if "Hash" in self.engine.options:
             self.engine.configure({"Hash": TEACHER_HASH_MB})
         self.limit = chess.engine.Limit(depth=depth, nodes=nodes)
-        self.searches = 0
+        self.unit = 0
 
     def close(self) -> None:
         quit_engine(self.engine)
 
-    def label(self, board: chess.Board) -> tuple[int, Optional[chess.Move]]:
+    def new_unit(self) -> None:
+        """The next positions are a new work unit's: ``ucinewgame`` before the next."""
+        self.unit += 1
+
+    def label(self, board: chess.Board) -> Optional[tuple[int, Optional[chess.Move]]]:
         """The teacher's score (cp, White's view, clipped) and best move."""
-        self.searches += 1
-        # A new game per search sends ucinewgame: a label never depends on the order.
-        info = self.engine.analyse(board, self.limit, game=self.searches)
+        # python-chess sends ucinewgame when ``game`` differs from the last search's.
+        info = self.engine.analyse(board, self.limit, game=self.unit)
         pv = info.get("pv")
         return clip(white_cp(info.get("score"))), pv[0] if pv else None
+
+
+STATIC_TIMEOUT = 30.0
+"""Seconds a static teacher may take to start, or to answer one position."""
+_FINAL_EVALUATION = re.compile(r"^Final evaluation\s*:?\s*(\S+)(.*)$")
+_WHITE_SIDE = re.compile(r"^\s*\(white side\)")
+
+
+class StaticLabeller:
+    """One teacher process's static evaluation of positions: Stockfish's ``eval``.
+
+    ``eval`` is not UCI, so python-chess cannot send it: this class drives the
+    process's text itself, and owns nothing else. It starts the teacher (the
+    repository root as working directory, stdin a pipe, so the teacher ends when
+    this process does even if ``close`` never runs: Stockfish quits at the end of
+    its input), waits for ``uciok``/``readyok``, and for each position sends
+    ``position fen FEN``, ``eval`` and ``isready``, and reads up to ``readyok``. The
+    label is the line ``Final evaluation +0.25 (white side)``: pawns from White's
+    view, times 100 (Stockfish 15.1 prints its UCI centipawns divided by 100). A
+    position in check has no static evaluation (``Final evaluation: none (in
+    check)``): ``label`` returns None. Anything else, or no answer within
+    ``STATIC_TIMEOUT`` seconds, is an ``EngineMoveError`` naming the teacher command
+    and the line. A static evaluation reads no table: labels do not depend on order.
+    """
+
+    def __init__(self, teacher: list[str], timeout: float = STATIC_TIMEOUT) -> None:
+        self.argv = teacher
+        self.name = shlex.join(teacher)
+        self.timeout = timeout
+        self.lines: queue.Queue[Optional[str]] = queue.Queue()
+        try:
+            self.process = subprocess.Popen(
+                teacher,
+                cwd=str(REPO),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot start engine {self.name!r}: {exc}") from None
+        # A thread reads the output, so that a silent teacher is a time-out, not a hang.
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        try:
+            self._send("uci")
+            self._until("uciok")
+            self._send("isready")
+            self._until("readyok")
+        except EngineMoveError:
+            self.close()
+            raise
+
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            for line in stdout:
+                self.lines.put(line.rstrip("\r\n"))
+        self.lines.put(None)  # end of output: the process is gone
+
+    def _send(self, line: str) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(line + "\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            raise EngineMoveError(f"teacher {self.name!r} is gone (sending {line!r})") from None
+
+    def _until(self, token: str) -> list[str]:
+        """The lines before the line ``token``."""
+        seen: list[str] = []
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise EngineMoveError(
+                    f"teacher {self.name!r} did not say {token!r} within {self.timeout:g} s"
+                ) from None
+            if line is None:
+                self.lines.put(None)  # stays at the end for the next reader
+                last = next((text for text in reversed(seen) if text.strip()), "")
+                raise EngineMoveError(
+                    f"teacher {self.name!r} ended before {token!r} (last line {last!r})"
+                )
+            if line.strip() == token:
+                return seen
+            seen.append(line)
+
+    def new_unit(self) -> None:
+        """Nothing to clear: a static evaluation reads no table."""
+
+    def label(self, board: chess.Board) -> Optional[tuple[int, Optional[chess.Move]]]:
+        """The static evaluation (cp, White's view, clipped) and no move; None in check."""
+        self._send(f"position fen {board.fen()}")
+        self._send("eval")
+        self._send("isready")
+        lines = self._until("readyok")
+        for line in lines:
+            found = _FINAL_EVALUATION.match(line.strip())
+            if found is None:
+                continue
+            value, rest = found.groups()
+            if value == "none" and "in check" in rest:
+                return None
+            try:
+                pawns = float(value)
+            except ValueError:
+                pawns = math.nan
+            if not math.isfinite(pawns) or not _WHITE_SIDE.match(rest):
+                raise EngineMoveError(
+                    f"teacher {self.name!r}: cannot read a static evaluation from {line!r}"
+                )
+            return clip(round(pawns * 100)), None
+        last = next((line for line in reversed(lines) if line.strip()), "")
+        raise EngineMoveError(
+            f"teacher {self.name!r}: no 'Final evaluation' line after eval "
+            f"(last line {last!r}) for {board.fen()}"
+        )
+
+    def close(self) -> None:
+        """Quit the teacher (kill it if it does not within a few seconds)."""
+        with contextlib.suppress(EngineMoveError):
+            self._send("quit")
+        with contextlib.suppress(OSError, ValueError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        try:
+            self.process.wait(QUIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.reader.join(QUIT_SECONDS)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+Teacher = Union[Labeller, StaticLabeller]
+"""What labels a position: a teacher's search or its static evaluation."""
 
 
 def teacher_command(text: Optional[str]) -> list[str]:
