@@ -78,6 +78,7 @@ of the engine's constants:
 - ``training.leaves``             the positions the search evaluates, sampled for labels.
 - ``training.distill``            positions relabelled with Cutoff's own static evaluation.
 - ``training.fit``                how well evaluations fit labelled positions.
+- ``training.teachers``           which teacher to label with: label error against machine time.
 - ``training.train``              the network trained (PyTorch, the ``train`` extra) and
                                   written.
 

@@ -42,6 +42,9 @@ from .dataset import DataError, Sample, board_of, read_records
 
 PROG = "fit"
 HASH_MB = 4
+K = 400.0
+"""Centipawns per logistic unit: an expected score is ``sigmoid(cp / K)`` (train's
+``--k`` has the same default)."""
 
 
 class Fit:
@@ -133,7 +136,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--quiescence", action="store_true", help="also score after the quiescence search"
     )
     parser.add_argument("--max-positions", type=int, help="read at most this many")
-    parser.add_argument("--k", type=float, default=400.0, help="cp per logistic unit")
+    parser.add_argument("--k", type=float, default=K, help="cp per logistic unit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     parser.require_positive(args, "max_positions", "k")
