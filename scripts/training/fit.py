@@ -43,8 +43,8 @@ from .dataset import DataError, Sample, board_of, read_records
 PROG = "fit"
 HASH_MB = 4
 K = 400.0
-"""Centipawns per logistic unit: an expected score is ``sigmoid(cp / K)`` (train's
-``--k`` has the same default)."""
+"""Centipawns per logistic unit: an expected score is ``sigmoid(cp / K)`` (the default
+of fit's and train's ``--k``, and the scale teachers compares labels on)."""
 
 
 class Fit:

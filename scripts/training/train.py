@@ -49,6 +49,7 @@ from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MIRROR, Network
 
 from ..common import ToolParser, UsageError
 from .dataset import DataError, Sample, read_records, read_samples
+from .fit import K
 
 PROG = "train"
 QA = 255
@@ -271,7 +272,7 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument(
         "--weight-decay", type=float, default=0.0, help="AdamW's decoupled weight decay"
     )
-    parser.add_argument("--k", type=float, default=400.0, help="cp per logistic unit")
+    parser.add_argument("--k", type=float, default=K, help="cp per logistic unit")
     parser.add_argument("--lam", type=float, default=0.75, help="weight of the score")
     parser.add_argument(
         "--val-fraction", type=float, default=0.05, help="share of the games held out"
