@@ -32,13 +32,13 @@ SPECIAL_FENS = [
 ]
 
 
-def random_fens(count: int, seed: int) -> list[str]:
+def random_fens(count: int, seed: int, max_plies: int = 300) -> list[str]:
     """Positions of seeded random games (promotions, captures, castling, en passant)."""
     rng = random.Random(seed)
     fens: list[str] = []
     while len(fens) < count:
         board = chess.Board()
-        for _ in range(rng.randrange(1, 300)):
+        for _ in range(rng.randrange(1, max_plies)):
             moves = list(board.legal_moves)
             if not moves:
                 break

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
-import random
 import shlex
 from pathlib import Path
 
@@ -18,20 +17,12 @@ import pytest
 from scripts.training import records, store
 from scripts.training.dataset import append_member
 from tests.conftest import run_repo_script
+from tests.test_records import random_fens
 
 
 def game_fens(count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    fens: list[str] = []
-    while len(fens) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(1, 120)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-            fens.append(board.fen())
-    return fens[:count]
+    """Positions of seeded random games of up to 120 plies."""
+    return random_fens(count, seed, max_plies=120)
 
 
 def data_file(path: Path, fens: list[str], bad_at: dict[int, str]) -> list[str]:
