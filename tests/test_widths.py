@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from engine.core.nnue import BASE_HAND, check_lanes, load
-from scripts.speed.widths import random_network
+from scripts.speed.widths import costing_network
 from tests.conftest import run_repo_script
 
 REPO = Path(__file__).resolve().parents[1]
@@ -14,22 +15,25 @@ REPO = Path(__file__).resolve().parents[1]
 def test_random_networks_load_and_fit_their_lanes(tmp_path: Path) -> None:
     for hidden in (8, 256):
         path = tmp_path / f"w{hidden}.nnue"
-        random_network(hidden, BASE_HAND).write(path)
+        costing_network(hidden).write(path)
         net = load(path)
         assert (net.hidden, net.base) == (hidden, BASE_HAND)
         check_lanes(net)
 
 
-def test_each_width_is_benched_against_the_shipped_network() -> None:
+def test_each_width_searches_the_hand_written_evaluations_tree() -> None:
     done = run_repo_script(
         "speed.widths", str(REPO), "--widths", "8,16", "--depth", "1", "--rounds", "1", timeout=180
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert lines[0].startswith("base: the shipped network; then widths 8, 16")
+    assert lines[0].startswith("base: --no-nnue; then zero-output networks 8, 16 wide")
     assert lines[1].startswith("round 1:")
     assert lines[-3].split()[-1] == "base"
     assert "w8.nnue " in lines[-2] and "w16.nnue " in lines[-1]
+    # A correction that adds zero leaves the tree alone: the same node count.
+    counts = {re.findall(r" (\d+) +\d+ ", line)[0] for line in lines[-3:]}
+    assert len(counts) == 1, lines
 
 
 def test_bad_widths_are_one_line() -> None:

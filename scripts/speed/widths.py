@@ -1,16 +1,19 @@
-"""Bench nodes/s of one build at several network widths, before training at them.
+"""Bench what a network of each width costs the search, before training at it.
 
-    python -m scripts.speed.widths BUILD [--widths 32,64,128,256] [--base hand|none]
-                                   [--depth D] [--rounds N] [--cpu C]
+    python -m scripts.speed.widths BUILD [--widths 32,64,128,256] [--depth D]
+                                   [--rounds N] [--cpu C]
 
-A wider network evaluates more slowly, and a fixed-node match hides that; this
-measures what a width costs the search before any network of that width is
-trained. For each width it writes a network of random weights (seeded, within the
-16-bit lanes engine.core.nnue requires) to a temporary folder and runs
+A wider network evaluates more slowly, and a fixed-node match hides that. To
+measure the cost alone, every run must search the same tree: for each width this
+writes a network with seeded random feature weights but zero output weights, as a
+correction to the hand-written evaluation, so its score is the hand-written one
+exactly while the search still pays for all of it (both perspectives' accumulators
+in make and unmake, the output layer at every evaluation). It then runs
 scripts.speed.compare_nps on BUILD with ``--eval-file`` set to each, alternating
-within each round, the shipped network first as the base. The node counts differ
-(random weights make other trees); nodes/s is what is compared, and only the
-evaluation's cost differs between the runs. Use a compiled build (``cutoff
+within each round, the hand-written evaluation alone (``--no-nnue``) as the base:
+every run searches the base's node count, and the nodes/s ratios are the network's
+cost at each width. A network that is the whole evaluation also saves the
+hand-written one's cost, which this does not show. Use a compiled build (``cutoff
 compile`` in BUILD) for the figures users see.
 
 It writes only temporary files; it must not train or change the engine.
@@ -24,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, Network
+from engine.core.nnue import BASE_HAND, INPUTS, Network
 
 from ..common import ToolParser, UsageError
 from . import compare_nps
@@ -37,8 +40,9 @@ WEIGHT_RANGE = 200
 stays far inside a 16-bit lane, as a trained network's clipped weights do."""
 
 
-def random_network(hidden: int, base: int, seed: int = 1) -> Network:
-    """A network of ``hidden`` neurons with seeded random weights."""
+def costing_network(hidden: int, seed: int = 1) -> Network:
+    """A correction ``hidden`` wide that always adds zero: seeded random feature
+    weights and bias, zero output weights and bias."""
     rng = np.random.default_rng(seed + hidden)
     return Network(
         hidden=hidden,
@@ -47,9 +51,9 @@ def random_network(hidden: int, base: int, seed: int = 1) -> Network:
         scale=400,
         ft_weights=rng.integers(-WEIGHT_RANGE, WEIGHT_RANGE + 1, (INPUTS, hidden), dtype=np.int16),
         ft_bias=rng.integers(0, QA + 1, hidden, dtype=np.int16),
-        out_weights=rng.integers(-QB, QB + 1, 2 * hidden, dtype=np.int16),
+        out_weights=np.zeros(2 * hidden, dtype=np.int16),
         out_bias=0,
-        base=base,
+        base=BASE_HAND,
     )
 
 
@@ -67,7 +71,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("build", type=Path, help="build directory (a compiled clone)")
     parser.add_argument("--widths", default="32,64,128,256", help="comma-separated widths")
-    parser.add_argument("--base", choices=("hand", "none"), default="none")
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpu", type=int, default=None, help="pin every run to this core")
@@ -76,15 +79,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         widths = parse_widths(args.widths)
     except UsageError as error:
         parser.error(str(error))
-    base = BASE_HAND if args.base == "hand" else BASE_NONE
     build = str(args.build.resolve())
     with tempfile.TemporaryDirectory(prefix="cutoff-widths-") as folder:
-        specs = [build]
+        specs = [f"{build}::--no-nnue"]
         for width in widths:
             path = Path(folder) / f"w{width}.nnue"
-            random_network(width, base).write(path)
+            costing_network(width).write(path)
             specs.append(f"{build}::--eval-file {path}")
-        print(f"base: the shipped network; then widths {', '.join(map(str, widths))} ({args.base})")
+        print(f"base: --no-nnue; then zero-output networks {', '.join(map(str, widths))} wide")
         command = [*specs, "--depth", str(args.depth), "--rounds", str(args.rounds)]
         if args.cpu is not None:
             command += ["--cpu", str(args.cpu)]
