@@ -231,6 +231,23 @@ def test_dedup_and_split_keep_each_position_once_and_on_one_side(tmp_path: Path)
     assert 0.1 < len(valid_keys) / distinct < 0.3
     assert run_repo_script("training.store", "verify", str(valid)).returncode == 0
 
+    # Another salt, another split, and no numpy warning (the salt's product wraps).
+    other = run_repo_script(
+        "training.store",
+        "split",
+        str(raw),
+        "--train",
+        str(tmp_path / "t7"),
+        "--valid",
+        str(tmp_path / "v7"),
+        "--valid-fraction",
+        "0.2",
+        "--salt",
+        "7",
+    )
+    assert other.returncode == 0 and "Warning" not in other.stderr, other.stderr
+    assert {bytes(r)[:26] for r in stored(tmp_path / "v7")} != valid_keys
+
     shown = run_repo_script("training.store", "info", str(raw))
     assert shown.returncode == 0, shown.stderr
     assert f"records {len(twice)}, chunks {-(-len(twice) // 64)}" in shown.stdout

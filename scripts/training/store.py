@@ -322,7 +322,9 @@ def _mix(value: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 
 def position_hash(keys: KeyColumns, salt: int = 0) -> npt.NDArray[np.uint64]:
     """A 64-bit hash of each position (its key columns), the same on every host."""
-    value = np.full(len(keys[0]), np.uint64(salt) * _GOLDEN, dtype=np.uint64)
+    # Python ints, wrapped by hand: a numpy scalar product warns when it wraps.
+    start = (salt * int(_GOLDEN)) % (1 << 64)
+    value = np.full(len(keys[0]), start, dtype=np.uint64)
     for column in keys:
         value = _mix(value ^ (column.astype(np.uint64) + _GOLDEN))
     return value
