@@ -1,6 +1,7 @@
 """Make labelled training positions for the learned evaluation (issue 68).
 
-    python -m scripts.training.datagen OUT.gz [--games N --engine CMD --nodes K ...]
+    python -m scripts.training.datagen (OUT.gz | --store DIR [--manifests M]
+        [--games-per-chunk G]) [--games N --engine CMD --nodes K ...]
         [--pgn FILE ...] [--fens FILE ...] (--label-depth D | --label-nodes K |
         --label-static | --label-from-play) [--teacher CMD] [--jobs N | --scheduler ADDR]
 
@@ -52,11 +53,26 @@ and chunks already done and appends the rest. The work runs through the project'
 execution layer (engine.analysis.parallel): in this process, in ``--jobs`` local processes or
 on a Dask scheduler (``--scheduler tcp://HOST:8786`` or ``local:N``).
 
+With ``--store DIR`` the output is a store instead (scripts.training.store: 32-byte
+records, a chunk file and a JSON manifest per chunk, ``--manifests M`` a copy of the
+manifests to commit). The work units, in command-line order (the games from
+``--first-game``, then the PGN games, then the FEN units), are cut into chunks of
+``--games-per-chunk``: chunk k is units [k*G, (k+1)*G), a rule of the command line
+alone. A chunk is written, chunk then manifest, when its last unit is in; a rerun of
+the command skips every chunk whose manifest has the same settings and units and
+whose bytes match it, and remakes the others (torn, missing, damaged, or a failed
+unit's); a larger ``--games`` adds chunks. A store made with other settings (every
+option but ``--games`` and the execution options) is refused. Positions are kept
+once in the whole store (records' position bytes, as ``store dedup``): the positions
+of the chunks kept are read at start, a chunk's join them when it is written, so a
+resumed run makes the store an uninterrupted one makes.
+
 It is the project's one tool that labels positions with a teacher engine: it chooses
 the positions, filters, deduplicates and writes them; the engines themselves (the
 self-play loop, the teacher's search) are driven through scripts.training.engines.
-The positions the search evaluates are made by ``leaves``. This tool writes nothing
-but OUT. It must not train (train does).
+The positions the search evaluates are made by ``leaves``; the store's format and
+commands are records' and store's. This tool writes nothing but OUT or the store.
+It must not train (train does).
 """
 
 from __future__ import annotations
@@ -64,15 +80,16 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 import chess
 import chess.engine
 import chess.polyglot
+import numpy as np
 from tqdm import tqdm
 
 from engine.analysis.parallel import (
@@ -91,6 +108,7 @@ from ..common import (
     report_failure,
 )
 from ..matches.match_openings import DEFAULT_OPENINGS
+from . import records
 from .dataset import (
     DONE,
     RESULTS,
@@ -117,6 +135,16 @@ from .engines import (
     teacher_command,
 )
 from .games import open_pgn
+from .records import Header, RecordError
+from .store import (
+    PositionIndex,
+    Store,
+    chunk_name,
+    manifest_name,
+    record_hashes,
+    sha256_of,
+    stored_hashes,
+)
 
 PROG = "datagen"
 FENS_PER_TASK = 200
@@ -125,6 +153,11 @@ FLUSH_SECONDS = 5.0
 """How often finished work is appended (a gzip member): what an interruption can lose."""
 QSEARCH_HASH_MB = 1
 """The quiet check's table: a quiescence search of a quiet position is small."""
+DEFAULT_ENGINE = f"{shlex.quote(sys.executable)} -m engine"
+"""The self-play engine by default: this checkout's cutoff."""
+GAMES_PER_CHUNK = 1000
+"""Work units a store chunk by default: about 50,000 positions of Stockfish self-play
+(1.6 MB), a few minutes of two cores: what an interruption can lose."""
 
 
 class Task(NamedTuple):
@@ -403,6 +436,10 @@ class Tally:
     noisy_best: int = 0
     failed: int = 0
     pending: list[str] = field(default_factory=list)
+    chunks: int = 0
+    chunks_skipped: int = 0
+    chunks_failed: int = 0
+    unstorable: int = 0
 
 
 def existing(out: Path) -> tuple[set[str], set[int], int]:
@@ -431,12 +468,14 @@ def existing(out: Path) -> tuple[set[str], set[int], int]:
 
 def parse_args(argv: Optional[list[str]]) -> Any:
     parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="output file, gzip'd FEN;SCORE;RESULT lines")
+    parser.add_argument(
+        "out", type=Path, nargs="?", help="output file, gzip'd FEN;SCORE;RESULT lines"
+    )
     src = parser.add_argument_group("sources")
     src.add_argument("--games", type=int, default=0, help="self-play games (default 0)")
     src.add_argument(
         "--engine",
-        default=f"{shlex.quote(sys.executable)} -m engine",
+        default=DEFAULT_ENGINE,
         help="self-play engine command (default: this checkout's cutoff)",
     )
     src.add_argument("--nodes", type=int, default=2000, help="self-play nodes per move")
@@ -474,6 +513,18 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         action="store_true",
         help="label self-play positions by the playing search's score (no second search)",
     )
+    out = parser.add_argument_group("store output (instead of OUT)")
+    out.add_argument("--store", type=Path, help="write a store (scripts.training.store) here")
+    out.add_argument(
+        "--manifests",
+        type=Path,
+        help="also write each chunk's manifest here (the committed copies)",
+    )
+    out.add_argument(
+        "--games-per-chunk",
+        type=int,
+        help=f"work units (games, PGN games, FEN units) a chunk (default {GAMES_PER_CHUNK})",
+    )
     run = parser.add_argument_group("execution")
     run.add_argument("--jobs", type=int, default=1, help="local worker processes")
     run.add_argument("--scheduler", help="Dask scheduler: tcp://HOST:PORT or local:N")
@@ -482,15 +533,22 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     args = parser.parse_args(argv)
     parser.require_positive(args, "nodes", "jobs", "chunk_size", "max_plies")
     parser.require_non_negative(args, "games", "random_plies", "skip_plies", "first_game")
-    parser.require_positive(args, "label_depth", "label_nodes")
+    parser.require_positive(args, "label_depth", "label_nodes", "games_per_chunk")
+    if (args.out is None) == (args.store is None):
+        parser.error("give an output: OUT.gz or --store DIR (not both)")
+    if args.store is None and (args.manifests is not None or args.games_per_chunk is not None):
+        parser.error("--manifests and --games-per-chunk go with --store")
+    if args.games_per_chunk is None:
+        args.games_per_chunk = GAMES_PER_CHUNK
     if args.label_from_play and (args.pgn or args.fens):
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):
         parser.error("no source: give --games, --pgn or --fens")
-    try:
-        refuse_archive(args.out)
-    except DataError as error:
-        parser.error(str(error))
+    if args.out is not None:
+        try:
+            refuse_archive(args.out)
+        except DataError as error:
+            parser.error(str(error))
     return args
 
 
@@ -522,7 +580,7 @@ def _known(task: Task, seen: set[int], tally: Tally) -> Task:
     return task._replace(positions=tuple(fresh))
 
 
-def _todo(tasks: list[Task], done: set[str], tally: Tally) -> Iterator[Task]:
+def _todo(tasks: list[Task], done: Callable[[int, Task], bool], tally: Tally) -> Iterator[Task]:
     """The tasks not ``done``, each without the positions of the tasks before it.
 
     The keys of positions sent for labelling grow with every task of the command line,
@@ -532,15 +590,319 @@ def _todo(tasks: list[Task], done: set[str], tally: Tally) -> Iterator[Task]:
     the file held before (``existing``) decides what is written, not what is sent.
     """
     sent: set[int] = set()
-    for task in tasks:
-        if task.ident in done:
+    for index, task in enumerate(tasks):
+        if done(index, task):
             _known(task, sent, Tally())
         else:
             yield _known(task, sent, tally)
 
 
-def generate(args: Any) -> Tally:
-    out: Path = args.out
+def _start_checks(settings: Settings) -> dict[str, str]:
+    """Start each engine once, so that a bad --engine or --teacher is one message
+    before any worker exists, not a failure per work unit; their ``id name``s."""
+    names: dict[str, str] = {}
+    if settings.play is not None:
+        engine = start_engine(settings.play.engine_argv)
+        names["self-play"] = str(engine.id.get("name", ""))
+        quit_engine(engine)
+    if settings.teacher and settings.label_static:
+        # Its first evaluation too: a teacher without ``eval`` is one message here.
+        try:
+            static = StaticLabeller(settings.teacher)
+            try:
+                static.label(chess.Board())
+                names["teacher"] = static.id_name
+            finally:
+                static.close()
+        except EngineMoveError as exc:
+            raise UsageError(f"--label-static: {exc}") from None
+    elif settings.teacher:
+        engine = start_engine(settings.teacher)
+        names["teacher"] = str(engine.id.get("name", ""))
+        quit_engine(engine)
+    return names
+
+
+class TextSink:
+    """The gzip'd text output: appended a member at a time, ``#done`` after each unit."""
+
+    def __init__(self, out: Path, tally: Tally) -> None:
+        self.out = out
+        self.tally = tally
+        self.finished, self.seen, _ = existing(out)
+        self.last_flush = time.monotonic()
+
+    def done(self, index: int, task: Task) -> bool:
+        return task.ident in self.finished
+
+    def take(self, index: int, result: TaskResult) -> None:
+        _take(result, self.seen, self.tally)
+        if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+            self.close()
+            self.last_flush = time.monotonic()
+
+    def close(self) -> None:
+        append_member(self.out, self.tally.pending)
+        self.tally.pending = []
+
+
+@dataclass
+class _Chunk:
+    """A store chunk being filled: its records, their position hashes, its counts."""
+
+    number: int
+    units: int
+    received: int = 0
+    failed: bool = False
+    data: list[bytes] = field(default_factory=list)
+    keys: set[int] = field(default_factory=set)
+    duplicates: int = 0
+    not_quiet: int = 0
+    noisy_best: int = 0
+
+
+def _file_id(path: Path) -> dict[str, str]:
+    """A file as the settings name it: its name and content, not where it is."""
+    try:
+        return {"name": path.name, "sha256": sha256_of(path)}
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def label_name(args: Any) -> str:
+    if args.label_static:
+        return "static"
+    if args.label_from_play:
+        return "from-play"
+    if args.label_depth is not None:
+        return f"depth={args.label_depth}"
+    return f"nodes={args.label_nodes}"
+
+
+def store_settings(args: Any) -> dict[str, Any]:
+    """What decides a store's records, as its manifests record it: the sources, the
+    filters and the teacher; not ``--games`` (a larger one extends the store) nor how
+    the work runs (``--jobs``, ``--scheduler``, ``--chunk-size``)."""
+    play = None
+    if args.games:
+        play = {
+            "engine": "cutoff (this checkout)" if args.engine == DEFAULT_ENGINE else args.engine,
+            "nodes": args.nodes,
+            "seed": args.seed,
+            "openings": _file_id(Path(args.openings)),
+            "random_plies": args.random_plies,
+            "max_plies": args.max_plies,
+            "skip_plies": args.skip_plies,
+            "first_game": args.first_game,
+        }
+    return {
+        "games_per_chunk": args.games_per_chunk,
+        "self_play": play,
+        "pgn": [_file_id(path) for path in args.pgn],
+        "pgn_skip_plies": args.skip_plies if args.pgn else None,
+        "fens": [_file_id(path) for path in args.fens],
+        "qsearch_check": not args.no_qsearch_check,
+        "teacher": None if args.label_from_play else (args.teacher or "stockfish"),
+        "label": label_name(args),
+    }
+
+
+EXECUTION_OPTIONS = {"--jobs": True, "--scheduler": True, "--chunk-size": True, "--quiet": False}
+"""Options that say how the work runs, not what it makes (True: it takes a value)."""
+
+
+def remake_command(argv: Sequence[str]) -> str:
+    """The command line ``argv`` without its execution options: what remakes a
+    store's chunks on any machine (``--jobs N`` to taste)."""
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in EXECUTION_OPTIONS:
+            skip = EXECUTION_OPTIONS[name] and "=" not in word
+            continue
+        kept.append(word)
+    return shlex.join(["python", "-m", f"scripts.training.{PROG}", *kept])
+
+
+def _differences(old: Any, new: Any) -> str:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return f"{old!r} there, {new!r} here"
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return f"{key}: {_differences(old.get(key), new.get(key))}"
+    return "the same"
+
+
+class StoreSink:
+    """A store (scripts.training.store) as the output: the work units cut into
+    chunks of ``--games-per-chunk`` in command-line order, each chunk written whole
+    (chunk, then manifest) once its last unit is in, its positions each once in the
+    whole store; a chunk that has a good manifest of the same settings and units is
+    skipped, any other is (re)made."""
+
+    def __init__(
+        self, args: Any, argv: Sequence[str], tasks: list[Task], names: dict[str, str], tally: Tally
+    ) -> None:
+        self.store = Store(args.store, args.store, args.manifests)
+        self.tasks = tasks
+        self.per_chunk: int = args.games_per_chunk
+        self.tally = tally
+        self.settings = store_settings(args)
+        self.command = shlex.join(["python", "-m", f"scripts.training.{PROG}", *argv])
+        self.remake = remake_command(argv)
+        self.names = names
+        if args.label_from_play:
+            source = f"{names.get('self-play') or 'self-play'} play nodes={args.nodes}"
+        else:
+            teacher = names.get("teacher") or Path(teacher_command(args.teacher)[0]).name
+            source = f"{teacher} {label_name(args)}"
+        self.header = Header(records.SCORE_WHITE, source)
+        self.complete: set[int] = set()
+        found = self.store.indices() if args.store.is_dir() else []
+        for number in found:
+            manifest = self.store.manifest(number)
+            if manifest is None:
+                continue  # unreadable: remade if it is one of this command's
+            made_by = manifest.get("made_by", {})
+            if made_by.get("tool") != PROG or made_by.get("settings") != self.settings:
+                raise UsageError(
+                    f"{args.store}: its chunks were made by another command "
+                    f"({_differences(made_by.get('settings'), self.settings)}; "
+                    f"{self.store.manifests / manifest_name(number)}): give another --store"
+                )
+            covered = number < self.chunk_count() and self._covers(number, made_by)
+            if covered and self.store.is_complete(number):
+                self.complete.add(number)
+        # The positions of the chunks kept, this command's or not: each once in the store.
+        kept = [
+            n
+            for n in found
+            if n in self.complete or (n >= self.chunk_count() and self.store.is_complete(n))
+        ]
+        self.index = PositionIndex(stored_hashes(self.store, kept))
+        tally.chunks_skipped = len(self.complete)
+        self.current: Optional[_Chunk] = None
+
+    def chunk_count(self) -> int:
+        return -(-len(self.tasks) // self.per_chunk)
+
+    def _units(self, number: int) -> list[Task]:
+        return self.tasks[number * self.per_chunk : (number + 1) * self.per_chunk]
+
+    def _covers(self, number: int, made_by: dict[str, Any]) -> bool:
+        """Whether a chunk made with ``made_by`` holds the units this command's chunk
+        ``number`` would (the same first unit, at least as many: a smaller ``--games``
+        keeps the larger run's last chunk)."""
+        units = self._units(number)
+        return made_by.get("first") == units[0].ident and int(made_by.get("units", 0)) >= len(units)
+
+    def done(self, index: int, task: Task) -> bool:
+        return index // self.per_chunk in self.complete
+
+    def take(self, index: int, result: TaskResult) -> None:
+        number = index // self.per_chunk
+        if self.current is None or self.current.number != number:
+            self.current = _Chunk(number, len(self._units(number)))
+        chunk = self.current
+        chunk.received += 1
+        tally = self.tally
+        if result.error:
+            tally.failed += 1
+            chunk.failed = True
+            print(f"{PROG}: {result.ident} failed: {result.error}", file=sys.stderr)
+        else:
+            self._add(chunk, result)
+        if chunk.received == chunk.units:
+            self._finish(chunk)
+            self.current = None
+
+    def _add(self, chunk: _Chunk, result: TaskResult) -> None:
+        tally = self.tally
+        tally.tasks += 1
+        tally.games += result.ident.startswith("game:")
+        tally.not_quiet += result.not_quiet
+        tally.noisy_best += result.noisy_best
+        chunk.not_quiet += result.not_quiet
+        chunk.noisy_best += result.noisy_best
+        encoded = []
+        for sample in result.samples:
+            try:
+                encoded.append(
+                    records.encode(
+                        chess.Board(sample.fen), sample.score, records.RESULT_OF_TEXT[sample.result]
+                    )
+                )
+            except RecordError as exc:
+                tally.unstorable += 1
+                print(f"{PROG}: {result.ident}: {sample.fen}: not stored: {exc}", file=sys.stderr)
+        if not encoded:
+            return
+        hashes = record_hashes(records.from_bytes(b"".join(encoded)))
+        stored = self.index.known(hashes)
+        for data, value, old in zip(encoded, hashes.tolist(), stored.tolist()):
+            # A data file's unit is relabelled whole (as in the text output).
+            if (old or value in chunk.keys) and not result.whole:
+                tally.duplicates += 1
+                chunk.duplicates += 1
+                continue
+            chunk.keys.add(value)
+            chunk.data.append(data)
+            tally.written += 1
+
+    def _finish(self, chunk: _Chunk) -> None:
+        tally = self.tally
+        if chunk.failed:
+            tally.chunks_failed += 1
+            tally.written -= len(chunk.data)
+            print(
+                f"{PROG}: {chunk_name(chunk.number)} not written (a unit failed): "
+                "run the command again to make it",
+                file=sys.stderr,
+            )
+            return
+        units = self._units(chunk.number)
+        made_by = {
+            "tool": PROG,
+            "settings": self.settings,
+            "first": units[0].ident,
+            "last": units[-1].ident,
+            "units": len(units),
+            "dropped": {
+                "duplicates": chunk.duplicates,
+                "not_quiet": chunk.not_quiet,
+                "noisy_best": chunk.noisy_best,
+            },
+            "engines": self.names,
+            "command": self.command,
+        }
+        self.store.write_chunk(
+            chunk.number, self.header, b"".join(chunk.data), made_by, self.remake
+        )
+        self.index.add(np.fromiter(chunk.keys, np.uint64, len(chunk.keys)))
+        tally.chunks += 1
+
+    def close(self) -> None:
+        """Nothing: a chunk not finished has no manifest, and the next run makes it."""
+
+
+Sink = Union[TextSink, StoreSink]
+
+
+def _postfix(tally: Tally, seconds: float, done: int, remaining: int) -> str:
+    """Positions so far, their rate a second and an hour, and the time left."""
+    rate = tally.written / max(seconds, 1e-9)
+    left = seconds / done * remaining if done else 0.0
+    return (
+        f"positions {tally.written:,}, {rate:,.0f}/s, {rate * 3600 / 1e6:.2f} M/h, "
+        f"ETA {tqdm.format_interval(left)}"
+    )
+
+
+def generate(args: Any, argv: Sequence[str]) -> Tally:
     play = None
     if args.games:
         play = Config.from_args(args)
@@ -553,56 +915,42 @@ def generate(args: Any) -> Tally:
         not args.no_qsearch_check,
         args.label_static,
     )
-    # Start each engine once here, so that a bad --engine or --teacher is one message
-    # before any worker exists, not a failure per work unit.
-    if play is not None:
-        quit_engine(start_engine(play.engine_argv))
-    if settings.teacher and settings.label_static:
-        # Its first evaluation too: a teacher without ``eval`` is one message here.
-        try:
-            static = StaticLabeller(settings.teacher)
-            try:
-                static.label(chess.Board())
-            finally:
-                static.close()
-        except EngineMoveError as exc:
-            raise UsageError(f"--label-static: {exc}") from None
-    elif settings.teacher:
-        quit_engine(start_engine(settings.teacher))
+    names = _start_checks(settings)
     errors: list[str] = []
     tasks = _tasks(args, errors)
     for message in errors:
         print(f"{PROG}: {message}", file=sys.stderr)
-    done, seen, _ = existing(out)
     tally = Tally()
+    sink: Sink
+    if args.store is not None:
+        sink = StoreSink(args, argv, tasks, names, tally)
+    else:
+        sink = TextSink(args.out, tally)
+    todo = [index for index, task in enumerate(tasks) if not sink.done(index, task)]
     bar = tqdm(
-        total=sum(task.ident not in done for task in tasks),
+        total=len(todo),
         unit="task",
         disable=args.quiet or None,
         file=sys.stderr,
         smoothing=0.05,
     )
-    last_flush = time.monotonic()
+    began = time.monotonic()
     try:
         results = run_ordered(
             partial(work_chunk, settings),
-            _todo(tasks, done, tally),
+            _todo(tasks, sink.done, tally),
             jobs=args.jobs,
             chunk_size=args.chunk_size,
             scheduler=args.scheduler,
             on_failure=failed_chunk,
         )
-        for result in results:
-            _take(result, seen, tally)
+        for count, (index, result) in enumerate(zip(todo, results), 1):
+            sink.take(index, result)
             bar.update(1)
-            bar.set_postfix(positions=tally.written, refresh=False)
-            if time.monotonic() - last_flush >= FLUSH_SECONDS:
-                append_member(out, tally.pending)
-                tally.pending = []
-                last_flush = time.monotonic()
+            seconds = time.monotonic() - began
+            bar.set_postfix_str(_postfix(tally, seconds, count, len(todo) - count), refresh=False)
     finally:
-        append_member(out, tally.pending)
-        tally.pending = []
+        sink.close()
         bar.close()
         close_workers()
     return tally
@@ -628,22 +976,30 @@ def _take(result: TaskResult, seen: set[int], tally: Tally) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     began = time.monotonic()
     try:
-        tally = generate(args)
+        tally = generate(args, argv)
     except (SchedulerUnavailableError, SchedulerLostError, DataError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, (SchedulerUnavailableError, DataError)) else 1
     except REPORTED_FAILURES as exc:
         return report_failure(PROG, exc)
     seconds = time.monotonic() - began
+    rate = tally.written / max(seconds, 1e-9)
+    chunks = ""
+    if args.store is not None:
+        chunks = (
+            f" chunks {tally.chunks} chunks-skipped {tally.chunks_skipped} "
+            f"chunks-failed {tally.chunks_failed} unstorable {tally.unstorable}"
+        )
     print(
         f"tasks {tally.tasks} games {tally.games} positions {tally.written} "
         f"duplicates {tally.duplicates} not-quiet {tally.not_quiet} "
         f"noisy-best {tally.noisy_best} failed {tally.failed} seconds {seconds:.1f} "
-        f"positions/s {tally.written / max(seconds, 1e-9):.1f} "
-        f"games/s {tally.games / max(seconds, 1e-9):.2f}"
+        f"positions/s {rate:.1f} positions/h {rate * 3600:.0f} "
+        f"games/s {tally.games / max(seconds, 1e-9):.2f}{chunks}"
     )
     return 1 if tally.failed else 0
 

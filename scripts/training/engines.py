@@ -324,10 +324,14 @@ class StaticLabeller:
             raise UsageError(f"cannot start engine {self.name!r}: {exc}") from None
         # A thread reads the output, so that a silent teacher is a time-out, not a hang.
         self.reader = threading.Thread(target=self._read, daemon=True)
+        self.id_name = ""
+        """The teacher's ``id name`` (``Stockfish 15.1``), for the data's provenance."""
         self.reader.start()
         try:
             self._send("uci")
-            self._until("uciok")
+            said = self._until("uciok")
+            names = [line.split(None, 2)[2:] for line in said if line.startswith("id name")]
+            self.id_name = names[0][0].strip() if names and names[0] else ""
             self._send("isready")
             self._until("readyok")
         except EngineMoveError:

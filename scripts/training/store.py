@@ -336,6 +336,50 @@ def in_validation(keys: KeyColumns, fraction: float, salt: int = 0) -> npt.NDArr
     return unit < fraction
 
 
+class PositionIndex:
+    """A growing set of positions by their ``position_hash``: a sorted array and a
+    set of the recent ones, merged into it now and then, so that tens of millions of
+    positions take 8 bytes each, not a Python set's 60 or more. What a writer that
+    keeps each position once (datagen's store) asks before it writes a record."""
+
+    MERGE_AT = 1 << 20
+
+    def __init__(self, hashes: npt.NDArray[np.uint64]) -> None:
+        self.sorted: npt.NDArray[np.uint64] = np.unique(hashes)
+        self.recent: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.sorted) + len(self.recent)
+
+    def known(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+        """Which of ``hashes`` the index holds."""
+        at = np.searchsorted(self.sorted, hashes)
+        found = np.zeros(len(hashes), dtype=bool)
+        inside = at < len(self.sorted)
+        found[inside] = self.sorted[at[inside]] == hashes[inside]
+        if self.recent:
+            found |= np.fromiter((int(h) in self.recent for h in hashes), bool, len(hashes))
+        return found
+
+    def add(self, hashes: npt.NDArray[np.uint64]) -> None:
+        self.recent.update(int(h) for h in hashes)
+        if len(self.recent) >= self.MERGE_AT:
+            fresh = np.fromiter(self.recent, np.uint64, len(self.recent))
+            self.sorted = np.union1d(self.sorted, fresh)
+            self.recent = set()
+
+
+def record_hashes(chunk: Records) -> npt.NDArray[np.uint64]:
+    """The ``position_hash`` of each record of ``chunk``."""
+    return position_hash(position_keys(np.asarray(chunk)))
+
+
+def stored_hashes(store: Store, indices: Sequence[int]) -> npt.NDArray[np.uint64]:
+    """The position hashes of the records of chunks ``indices`` of ``store``."""
+    parts = [record_hashes(store.read(index, warn=False)[1]) for index in indices]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
 EXACT_SLICE = 1 << 22
 """Records compared by their whole keys at a time (whole runs of one hash)."""
 
