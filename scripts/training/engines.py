@@ -13,8 +13,10 @@ self-play loop. This module writes nothing.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
+import os
 import queue
 import random
 import re
@@ -175,6 +177,82 @@ def is_quiet(board: chess.Board) -> bool:
     return not any(move_promotion(move) or see_ge(native, move, 1) for move in noisy_moves(native))
 
 
+Key = tuple[int, int, int, int, int, int, int, int, bool, int, Optional[int]]
+
+
+def position_key(board: chess.Board) -> Key:
+    """What makes two positions the same for the repetition rules: python-chess's
+    transposition key (pieces, side to move, castling rights, an en passant square
+    only when the capture is legal), from its public attributes."""
+    return (
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+        board.kings,
+        board.occupied_co[chess.WHITE],
+        board.occupied_co[chess.BLACK],
+        board.turn,
+        board.clean_castling_rights(),
+        board.ep_square if board.has_legal_en_passant() else None,
+    )
+
+
+class Game:
+    """A game's board and how often each position since its last irreversible move
+    occurred, kept as moves are made, so that ``outcome`` is
+    ``board.outcome(claim_draw=True)`` without replaying the game at every ply
+    (python-chess's repetition tests pop and push every move back to the last
+    irreversible one, and every legal move: a fifth of datagen's time)."""
+
+    def __init__(self, board: chess.Board) -> None:
+        self.board = board
+        self.seen: collections.Counter[Key] = collections.Counter([position_key(board)])
+
+    def push(self, move: chess.Move) -> None:
+        board = self.board
+        # python-chess's rule: a pawn move, a capture, a move that loses castling
+        # rights or one from a position with a legal en passant capture is irreversible,
+        # and no position before it can occur again.
+        if board.is_irreversible(move):
+            self.seen.clear()
+        board.push(move)
+        self.seen[position_key(board)] += 1
+
+    def outcome(self) -> Optional[chess.Outcome]:
+        """``board.outcome(claim_draw=True)``, its tests in its order, the repetitions
+        counted from ``seen`` (standard chess: no variant ends)."""
+        board = self.board
+        termination = chess.Termination
+        if board.is_checkmate():
+            return chess.Outcome(termination.CHECKMATE, not board.turn)
+        if board.is_insufficient_material():
+            return chess.Outcome(termination.INSUFFICIENT_MATERIAL, None)
+        if not any(board.generate_legal_moves()):
+            return chess.Outcome(termination.STALEMATE, None)
+        if board.is_seventyfive_moves():
+            return chess.Outcome(termination.SEVENTYFIVE_MOVES, None)
+        here = self.seen[position_key(board)]
+        if here >= 5:
+            return chess.Outcome(termination.FIVEFOLD_REPETITION, None)
+        if board.can_claim_fifty_moves():
+            return chess.Outcome(termination.FIFTY_MOVES, None)
+        if here >= 3:
+            return chess.Outcome(termination.THREEFOLD_REPETITION, None)
+        # A legal move that makes a position of the segment occur a third time: only
+        # possible if one occurred twice already (then tried as python-chess does).
+        if any(count >= 2 for count in self.seen.values()):
+            for move in board.generate_legal_moves():
+                board.push(move)
+                try:
+                    if self.seen[position_key(board)] >= 2:
+                        return chess.Outcome(termination.THREEFOLD_REPETITION, None)
+                finally:
+                    board.pop()
+        return None
+
+
 class GameRunner:
     """Plays games with one engine process; one runner per worker process."""
 
@@ -189,13 +267,14 @@ class GameRunner:
     def play(self, index: int) -> GameRecord:
         """Play game ``index`` from its opening and random plies to the end."""
         config = self.config
-        board = chess.Board(config.openings[index % len(config.openings)])
+        game = Game(chess.Board(config.openings[index % len(config.openings)]))
+        board = game.board
         rng = random.Random(config.seed * SEED_STRIDE + index)
         for _ in range(config.random_plies):
-            outcome = board.outcome(claim_draw=True)
+            outcome = game.outcome()
             if outcome is not None:
                 return GameRecord(index, outcome.result(), [])
-            board.push(rng.choice(list(board.legal_moves)))
+            game.push(rng.choice(list(board.legal_moves)))
 
         fens: list[str] = []
         scores: list[int] = []
@@ -204,7 +283,7 @@ class GameRunner:
         streak = 0
         plies = 0
         while True:
-            outcome = board.outcome(claim_draw=True)
+            outcome = game.outcome()
             if outcome is not None:
                 result = outcome.result()
                 break
@@ -222,7 +301,7 @@ class GameRunner:
             if kept:
                 scores.append(white_cp(played.info.get("score")))
                 moves.append(played.move.uci())
-            board.push(played.move)
+            game.push(played.move)
             plies += 1
             side = winning_side(played.info.get("score"))
             streak = streak + 1 if side != 0 and side == streak_side else int(side != 0)
@@ -309,7 +388,13 @@ class StaticLabeller:
         self.argv = teacher
         self.name = shlex.join(teacher)
         self.timeout = timeout
-        self.lines: queue.Queue[Optional[str]] = queue.Queue()
+        # The reader thread hands over what the teacher wrote as it comes, a block at a
+        # time (not a line: ``eval`` writes some 70 lines a position, and a queue
+        # operation a line cost a tenth of datagen's time); ``_line`` cuts the lines.
+        self.blocks: queue.Queue[Optional[bytes]] = queue.Queue()
+        self.ready: collections.deque[str] = collections.deque()
+        self.partial = b""
+        self.ended = False
         try:
             self.process = subprocess.Popen(
                 teacher,
@@ -317,8 +402,7 @@ class StaticLabeller:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                text=True,
-                bufsize=1,
+                bufsize=0,
             )
         except OSError as exc:
             raise UsageError(f"cannot start engine {self.name!r}: {exc}") from None
@@ -342,18 +426,35 @@ class StaticLabeller:
         stdout = self.process.stdout
         assert stdout is not None
         with contextlib.suppress(OSError, ValueError):
-            for line in stdout:
-                self.lines.put(line.rstrip("\r\n"))
-        self.lines.put(None)  # end of output: the process is gone
+            while block := os.read(stdout.fileno(), 1 << 16):
+                self.blocks.put(block)
+        self.blocks.put(None)  # end of output: the process is gone
 
-    def _send(self, line: str) -> None:
+    def _line(self, deadline: float) -> Optional[str]:
+        """The teacher's next line (None: it ended); queue.Empty after ``deadline``."""
+        while not self.ready:
+            if self.ended:
+                return None
+            block = self.blocks.get(timeout=max(0.0, deadline - time.monotonic()))
+            if block is None:
+                self.ended = True
+                if self.partial:
+                    self.ready.append(self.partial.decode("utf-8", "replace").rstrip("\r"))
+                    self.partial = b""
+                continue
+            *lines, self.partial = (self.partial + block).split(b"\n")
+            self.ready.extend(line.decode("utf-8", "replace").rstrip("\r") for line in lines)
+        return self.ready.popleft()
+
+    def _send(self, *lines: str) -> None:
         stdin = self.process.stdin
         assert stdin is not None
         try:
-            stdin.write(line + "\n")
+            # One write for the lines of a position: a system call each cost more.
+            stdin.write("".join(line + "\n" for line in lines).encode("utf-8"))
             stdin.flush()
         except (OSError, ValueError):
-            raise EngineMoveError(f"teacher {self.name!r} is gone (sending {line!r})") from None
+            raise EngineMoveError(f"teacher {self.name!r} is gone (sending {lines[0]!r})") from None
 
     def _until(self, token: str) -> list[str]:
         """The lines before the line ``token``."""
@@ -361,13 +462,12 @@ class StaticLabeller:
         deadline = time.monotonic() + self.timeout
         while True:
             try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                line = self._line(deadline)
             except queue.Empty:
                 raise EngineMoveError(
                     f"teacher {self.name!r} did not say {token!r} within {self.timeout:g} s"
                 ) from None
             if line is None:
-                self.lines.put(None)  # stays at the end for the next reader
                 last = next((text for text in reversed(seen) if text.strip()), "")
                 raise EngineMoveError(
                     f"teacher {self.name!r} ended before {token!r} (last line {last!r})"
@@ -381,9 +481,7 @@ class StaticLabeller:
 
     def label(self, board: chess.Board) -> Optional[tuple[int, Optional[chess.Move]]]:
         """The static evaluation (cp, White's view, clipped) and no move; None in check."""
-        self._send(f"position fen {board.fen()}")
-        self._send("eval")
-        self._send("isready")
+        self._send(f"position fen {board.fen()}", "eval", "isready")
         lines = self._until("readyok")
         for line in lines:
             found = _FINAL_EVALUATION.match(line.strip())
