@@ -23,6 +23,7 @@ import pytest
 from scripts.training import records, store
 from scripts.training.dataset import read_samples
 from tests.conftest import REPO, run_repo_script
+from tests.test_datagen import TUNING
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 pytestmark = pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")
@@ -198,6 +199,13 @@ def test_other_settings_into_a_store_are_refused(tmp_path: Path) -> None:
     assert f"datagen: {out}: its chunks were made by another command" in done.stderr
     assert "self_play: nodes: 100 there, 150 here" in done.stderr
     assert contents(out) == before
+    # A store another tool made, a file for a folder: refused in one line.
+    other = tmp_path / "converted"
+    store.Store.at(other).write_chunk(0, records.Header(), b"", {"tool": "convert"}, "x")
+    done = datagen(tmp_path, ["--store", str(other)], "--games", "1", code=2)
+    assert done.stderr.count("\n") == 1 and "were not made by datagen" in done.stderr
+    done = datagen(tmp_path, ["--store", str(other / "chunk-000000.json")], "--games", "1", code=2)
+    assert done.stderr.count("\n") == 1 and "not a folder" in done.stderr
     # Neither an output file and a store, nor store options without a store.
     done = datagen(tmp_path, [str(tmp_path / "o.gz"), "--store", str(out)], "--games", "1", code=2)
     assert done.stderr.count("\n") == 1 and "not both" in done.stderr
@@ -263,3 +271,71 @@ def test_progress_shows_positions_rates_and_eta_on_a_terminal(tmp_path: Path) ->
     written = int(done.stdout.split("positions ")[1].split()[0])
     assert f"positions {written:,}, " in text
     assert written > 0
+
+
+FLAKY_TEACHER = """\
+import os
+import sys
+fen = ""
+for line in sys.stdin:
+    words = line.split()
+    if words == ["uci"]:
+        print("id name flaky\\nuciok", flush=True)
+    elif words == ["isready"]:
+        print("readyok", flush=True)
+    elif words[:2] == ["position", "fen"]:
+        fen = " ".join(words[2:])
+    elif words == ["eval"]:
+        bad = os.path.exists(sys.argv[1]) and fen.startswith(sys.argv[2])
+        print(f"Final evaluation {'+x' if bad else '+0.25'} (white side)", flush=True)
+    elif words == ["quit"]:
+        break
+"""
+"""A static teacher that cannot evaluate one position while a flag file exists."""
+
+
+def test_a_chunk_with_a_failed_unit_is_made_by_the_rerun(tmp_path: Path) -> None:
+    # Three units of a FEN file (200, 200 and 50 positions), a chunk each; the
+    # teacher fails on a position of the second while the flag exists.
+    fens = tmp_path / "f.txt"
+    fens.write_text("\n".join(TUNING[:450]) + "\n")
+    flag = tmp_path / "flag"
+    flag.write_text("")
+    script = tmp_path / "flaky.py"
+    script.write_text(FLAKY_TEACHER)
+    teacher = f"{sys.executable} {script} {flag} {TUNING[220].split()[0]}"
+
+    def run(out: Path) -> subprocess.CompletedProcess[str]:
+        return run_repo_script(
+            "training.datagen",
+            "--store",
+            str(out),
+            "--fens",
+            str(fens),
+            "--games-per-chunk",
+            "1",
+            "--no-qsearch-check",
+            "--label-static",
+            "--teacher",
+            teacher,
+            "--quiet",
+        )
+
+    out = tmp_path / "store"
+    done = run(out)
+    assert done.returncode == 1
+    assert "fens:f.txt:201 failed" in done.stderr
+    assert f"{store.chunk_name(1)} not written (a unit failed)" in done.stderr
+    assert "chunks 2 chunks-skipped 0 chunks-failed 1 " in done.stdout
+    assert sorted(path.name for path in out.glob("*.json")) == [
+        store.manifest_name(0),
+        store.manifest_name(2),
+    ]
+    flag.unlink()
+    done = run(out)
+    assert done.returncode == 0, done.stderr
+    assert "tasks 1 " in done.stdout and "chunks 1 chunks-skipped 2 " in done.stdout
+    whole = tmp_path / "whole"
+    assert run(whole).returncode == 0
+    assert contents(out) == contents(whole)
+    assert len(store.load([out])) == 450

@@ -540,6 +540,9 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--manifests and --games-per-chunk go with --store")
     if args.games_per_chunk is None:
         args.games_per_chunk = GAMES_PER_CHUNK
+    for folder in (args.store, args.manifests):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            parser.error(f"{folder}: not a folder")
     if args.label_from_play and (args.pgn or args.fens):
         parser.error("--label-from-play labels self-play only: not with --pgn or --fens")
     if not (args.games or args.pgn or args.fens):
@@ -767,12 +770,19 @@ class StoreSink:
             manifest = self.store.manifest(number)
             if manifest is None:
                 continue  # unreadable: remade if it is one of this command's
-            made_by = manifest.get("made_by", {})
-            if made_by.get("tool") != PROG or made_by.get("settings") != self.settings:
+            made_by = manifest.get("made_by")
+            made_by = made_by if isinstance(made_by, dict) else {}
+            where = self.store.manifests / manifest_name(number)
+            if made_by.get("tool") != PROG:
+                raise UsageError(
+                    f"{args.store}: its chunks were not made by {PROG} ({where}): "
+                    "give another --store"
+                )
+            if made_by.get("settings") != self.settings:
                 raise UsageError(
                     f"{args.store}: its chunks were made by another command "
-                    f"({_differences(made_by.get('settings'), self.settings)}; "
-                    f"{self.store.manifests / manifest_name(number)}): give another --store"
+                    f"({_differences(made_by.get('settings'), self.settings)}; {where}): "
+                    "give another --store"
                 )
             covered = number < self.chunk_count() and self._covers(number, made_by)
             if covered and self.store.is_complete(number):
