@@ -11,11 +11,13 @@ import json
 import os
 import pty
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import termios
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -339,3 +341,57 @@ def test_a_chunk_with_a_failed_unit_is_made_by_the_rerun(tmp_path: Path) -> None
     assert run(whole).returncode == 0
     assert contents(out) == contents(whole)
     assert len(store.load([out])) == 450
+
+
+def test_a_run_killed_mid_store_resumes_to_the_same_store(tmp_path: Path) -> None:
+    # The real thing: datagen killed (SIGKILL, with its engines) once two chunks are
+    # written, wherever it was; the rerun makes the store an uninterrupted run makes.
+    args = [
+        "--games",
+        "6",
+        "--games-per-chunk",
+        "1",
+        "--engine",
+        str(STOCKFISH),
+        "--nodes",
+        "100",
+        "--openings",
+        str(openings(tmp_path)),
+        "--random-plies",
+        "0",
+        "--max-plies",
+        "40",
+        "--skip-plies",
+        "2",
+        "--teacher",
+        str(STOCKFISH),
+        "--label-static",
+        "--quiet",
+    ]
+    killed = tmp_path / "killed"
+    command = [sys.executable, "-m", "scripts.training.datagen", "--store", str(killed), *args]
+    process = subprocess.Popen(
+        command,
+        cwd=str(REPO),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (killed / store.manifest_name(1)).exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "no second chunk within 120 s"
+            time.sleep(0.01)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    finished = len(list(killed.glob("*.json")))
+    assert 2 <= finished < 6  # killed mid-run
+    again = run_repo_script("training.datagen", "--store", str(killed), *args, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"chunks-skipped {finished} " in again.stdout
+    whole = tmp_path / "whole"
+    done = run_repo_script("training.datagen", "--store", str(whole), *args, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert contents(killed) == contents(whole)
