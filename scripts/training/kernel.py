@@ -1,0 +1,399 @@
+"""The trainer's arithmetic in numba: the network's forward pass, its gradients, Adam.
+
+The network is engine.core.nnue's 768 -> N -> 1 with two perspectives: per
+perspective the accumulator ``bias + sum of the active features' columns`` of the
+shared 768 x N weights (Black's features are already mirrored by whoever made the
+batch: scripts.training.records.features or train.Data, as engine.core.nnue does),
+a clipped ReLU in [0, 1], and ``out_w . [side to move's, other's] + out_b``. The loss
+of a batch is the mean squared error of ``sigmoid(output + base)`` against the
+target (``base``, in logistic units, is 0 or the hand-written evaluation's score /
+K). Its gradients are written out by hand, and only the active feature rows of the
+first layer get any.
+
+A batch is given in the compressed-row form scripts.training.records.features makes:
+the inputs of position ``i`` are ``white[offsets[i]:offsets[i + 1]]`` as White sees
+them and ``black[...]`` as Black does.
+
+Races and determinism: the batch is cut into ``CHUNKS`` fixed slices, spread over the
+threads with ``prange``; each slice sums its gradients into its own buffers, and the
+slices are added in order afterwards. No two threads write the same number, and
+the sums are taken in the same order with one thread or two: a fixed seed gives
+the same network whatever ``--threads`` is.
+
+Adam is plain (dense) Adam, torch.optim.AdamW's arithmetic (bias-corrected, decoupled
+weight decay, ``eps`` added to the corrected root): in batches of thousands of
+positions nearly every feature row is active at every step, so the sparse variant
+would save little and change the optimiser.
+
+Any float dtype works (the arrays' own: float32 for training, float64 for the
+tests' finite differences). This module owns that arithmetic; it must not read
+data, choose hyperparameters or write files (scripts.training.train does).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+INPUTS = 768
+CHUNKS = 8
+"""The batch's slices: gradient buffers are per slice, not per thread, so the sums
+and the network are the same with any number of threads."""
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
+
+Array = npt.NDArray[Any]
+
+
+class Weights:
+    """The float network, one flat array: feature weights (768 x N), their bias (N),
+    the output weights (2N: the side to move's accumulator first) and the output
+    bias (1), in that order; ``ft``, ``bias``, ``out_w`` and ``out_b`` are views of
+    it. One array, so that one pass of the optimiser updates every weight."""
+
+    def __init__(self, flat: Array, hidden: int) -> None:
+        self.flat = flat
+        self.hidden = hidden
+        cut = np.cumsum([INPUTS * hidden, hidden, 2 * hidden])
+        self.ft = flat[: cut[0]].reshape(INPUTS, hidden)
+        self.bias = flat[cut[0] : cut[1]]
+        self.out_w = flat[cut[1] : cut[2]]
+        self.out_b = flat[cut[2] :]
+
+    @staticmethod
+    def size(hidden: int) -> int:
+        return INPUTS * hidden + 3 * hidden + 1
+
+    @staticmethod
+    def zeros(hidden: int, dtype: Any = np.float32) -> Weights:
+        return Weights(np.zeros(Weights.size(hidden), dtype=dtype), hidden)
+
+    @staticmethod
+    def initial(hidden: int, rng: np.random.Generator, correction: bool = False) -> Weights:
+        """PyTorch's initialisation of the former trainer: feature weights normal with
+        standard deviation 0.1, bias 0.1, the output layer uniform in +-1/sqrt(2N);
+        with ``correction`` the output starts near zero (it is added to the
+        hand-written evaluation, which it should first leave alone)."""
+        weights = Weights.zeros(hidden)
+        weights.ft[...] = rng.normal(0.0, 0.1, size=(INPUTS, hidden))
+        weights.bias[...] = 0.1
+        bound = 1.0 / math.sqrt(2 * hidden)
+        weights.out_w[...] = rng.uniform(-bound, bound, size=2 * hidden)
+        weights.out_b[...] = rng.uniform(-bound, bound, size=1)
+        if correction:
+            weights.out_w *= 0.01
+            weights.out_b[...] = 0.0
+        return weights
+
+    def arrays(self) -> list[Array]:
+        return [self.ft, self.bias, self.out_w, self.out_b]
+
+    def copy(self) -> Weights:
+        return Weights(self.flat.copy(), self.hidden)
+
+    def astype(self, dtype: Any) -> Weights:
+        return Weights(self.flat.astype(dtype), self.hidden)
+
+    def clips(self, ft: float, out_w: float) -> Array:
+        """Each weight's clip: ``ft`` for the feature weights and their bias, ``out_w``
+        for the output weights, none for the output bias."""
+        clip = np.full(len(self.flat), float(ft))
+        clip[INPUTS * self.hidden + self.hidden :] = out_w
+        clip[-1] = np.inf
+        return clip
+
+
+@njit(cache=True)
+def _accumulate(acc: Array, bias: Array, ft: Array, index: Array, start: int, end: int) -> None:
+    hidden = acc.shape[0]
+    for j in range(hidden):
+        acc[j] = bias[j]
+    for k in range(start, end):
+        f = index[k]
+        for j in range(hidden):
+            acc[j] += ft[f, j]
+
+
+@njit(cache=True)
+def _output(us: Array, them: Array, out_w: Array, out_b: Array) -> float:
+    hidden = us.shape[0]
+    total = 0.0
+    for j in range(hidden):
+        a = min(max(us[j], 0.0), 1.0)
+        b = min(max(them[j], 0.0), 1.0)
+        total += a * out_w[j] + b * out_w[hidden + j]
+    result: float = total + out_b[0]
+    return result
+
+
+@njit(parallel=True, fastmath=False, cache=True)
+def forward(
+    ft: Array,
+    bias: Array,
+    out_w: Array,
+    out_b: Array,
+    offsets: Array,
+    white: Array,
+    black: Array,
+    white_to_move: Array,
+    out: Array,
+) -> None:
+    """``out[i]``: the network's output (logistic units, before any base) of position
+    ``i``, from the side to move's view."""
+    count = out.shape[0]
+    hidden = ft.shape[1]
+    for c in prange(CHUNKS):
+        acc_w = np.empty(hidden, dtype=ft.dtype)
+        acc_b = np.empty(hidden, dtype=ft.dtype)
+        for i in range(c * count // CHUNKS, (c + 1) * count // CHUNKS):
+            _accumulate(acc_w, bias, ft, white, offsets[i], offsets[i + 1])
+            _accumulate(acc_b, bias, ft, black, offsets[i], offsets[i + 1])
+            if white_to_move[i]:
+                out[i] = _output(acc_w, acc_b, out_w, out_b)
+            else:
+                out[i] = _output(acc_b, acc_w, out_w, out_b)
+
+
+@njit(cache=True)
+def _backward_row(g_ft: Array, index: Array, start: int, end: int, delta: Array) -> None:
+    hidden = delta.shape[0]
+    for k in range(start, end):
+        f = index[k]
+        for j in range(hidden):
+            g_ft[f, j] += delta[j]
+
+
+@njit(parallel=True, fastmath=False, cache=True)
+def gradients(
+    ft: Array,
+    bias: Array,
+    out_w: Array,
+    out_b: Array,
+    offsets: Array,
+    white: Array,
+    black: Array,
+    white_to_move: Array,
+    target: Array,
+    base: Array,
+    parts_ft: Array,
+    parts_rest: Array,
+) -> float:
+    """The batch's mean loss; the gradient of each slice ``c`` of the batch into
+    ``parts_ft[c]`` (the feature weights') and ``parts_rest[c]`` (the rest of
+    Weights.flat), zeroed here, to be added by ``update``."""
+    count = target.shape[0]
+    hidden = ft.shape[1]
+    losses = np.zeros(CHUNKS)
+    for c in prange(CHUNKS):
+        g_ft = parts_ft[c]
+        g_ft[:] = 0.0
+        # The small gradients in arrays of the slice's own, stored once at the end.
+        g_bias = np.zeros(hidden, dtype=ft.dtype)
+        g_out = np.zeros(2 * hidden, dtype=ft.dtype)
+        acc_w = np.empty(hidden, dtype=ft.dtype)
+        acc_b = np.empty(hidden, dtype=ft.dtype)
+        d_w = np.empty(hidden, dtype=ft.dtype)
+        d_b = np.empty(hidden, dtype=ft.dtype)
+        total = 0.0
+        g_b = 0.0
+        for i in range(c * count // CHUNKS, (c + 1) * count // CHUNKS):
+            start, end = offsets[i], offsets[i + 1]
+            _accumulate(acc_w, bias, ft, white, start, end)
+            _accumulate(acc_b, bias, ft, black, start, end)
+            stm_white = white_to_move[i]
+            us = acc_w if stm_white else acc_b
+            them = acc_b if stm_white else acc_w
+            z = _output(us, them, out_w, out_b) + base[i]
+            p = 1.0 / (1.0 + math.exp(-z))
+            error = p - target[i]
+            total += error * error
+            # d(mean loss)/d(output)
+            d = 2.0 * error * p * (1.0 - p) / count
+            g_b += d
+            d_us = d_w if stm_white else d_b
+            d_them = d_b if stm_white else d_w
+            for j in range(hidden):
+                a = us[j]
+                b = them[j]
+                g_out[j] += d * min(max(a, 0.0), 1.0)
+                g_out[hidden + j] += d * min(max(b, 0.0), 1.0)
+                # The clipped ReLU passes a gradient only strictly inside (0, 1).
+                d_us[j] = d * out_w[j] if 0.0 < a < 1.0 else 0.0
+                d_them[j] = d * out_w[hidden + j] if 0.0 < b < 1.0 else 0.0
+            for j in range(hidden):
+                g_bias[j] += d_w[j] + d_b[j]
+            _backward_row(g_ft, white, start, end, d_w)
+            _backward_row(g_ft, black, start, end, d_b)
+        rest = parts_rest[c]
+        rest[:hidden] = g_bias
+        rest[hidden : 3 * hidden] = g_out
+        rest[3 * hidden] = g_b
+        losses[c] = total
+    loss = 0.0
+    for c in range(CHUNKS):
+        loss += losses[c]
+    mean: float = loss / max(count, 1)
+    return mean
+
+
+@njit(parallel=True, fastmath=False, cache=True)
+def update(
+    param: Array,
+    parts_ft: Array,
+    parts_rest: Array,
+    grad: Array,
+    m: Array,
+    v: Array,
+    clip: Array,
+    lr: float,
+    step: int,
+    weight_decay: float,
+) -> None:
+    """The gradient (the slices' ``parts_ft``, 768N wide, and ``parts_rest`` added
+    in slice order, into ``grad``) and one AdamW step of every weight, then each
+    clipped to +-``clip``."""
+    beta1, beta2 = ADAM_BETAS
+    correction1 = 1.0 - beta1**step
+    root2 = math.sqrt(1.0 - beta2**step)
+    decay = 1.0 - lr * weight_decay
+    size_ft = parts_ft.shape[1]
+    for i in prange(param.shape[0]):
+        if i < size_ft:
+            total = parts_ft[0, i]
+            for c in range(1, CHUNKS):
+                total += parts_ft[c, i]
+        else:
+            total = parts_rest[0, i - size_ft]
+            for c in range(1, CHUNKS):
+                total += parts_rest[c, i - size_ft]
+        grad[i] = total
+        m[i] = beta1 * m[i] + (1.0 - beta1) * total
+        v[i] = beta2 * v[i] + (1.0 - beta2) * total * total
+        p = param[i] * decay
+        p -= lr / correction1 * m[i] / (math.sqrt(v[i]) / root2 + ADAM_EPS)
+        param[i] = min(max(p, -clip[i]), clip[i])
+
+
+@njit(parallel=True, cache=True)
+def quantised_forward(
+    ft: Array,
+    bias: Array,
+    out_w: Array,
+    out_b: int,
+    qa: int,
+    qb: int,
+    scale: int,
+    offsets: Array,
+    white: Array,
+    black: Array,
+    white_to_move: Array,
+    out: Array,
+) -> None:
+    """``out[i]``: the integer network's cp of position ``i`` from the side to move's
+    view, as engine.core.nnue computes it (int64 sums, floor division)."""
+    count = out.shape[0]
+    hidden = ft.shape[1]
+    for c in prange(CHUNKS):
+        acc_w = np.empty(hidden, dtype=np.int64)
+        acc_b = np.empty(hidden, dtype=np.int64)
+        for i in range(c * count // CHUNKS, (c + 1) * count // CHUNKS):
+            for j in range(hidden):
+                acc_w[j] = bias[j]
+                acc_b[j] = bias[j]
+            for k in range(offsets[i], offsets[i + 1]):
+                fw = white[k]
+                fb = black[k]
+                for j in range(hidden):
+                    acc_w[j] += ft[fw, j]
+                    acc_b[j] += ft[fb, j]
+            us = acc_w if white_to_move[i] else acc_b
+            them = acc_b if white_to_move[i] else acc_w
+            dot = np.int64(out_b)
+            for j in range(hidden):
+                dot += min(max(us[j], 0), qa) * np.int64(out_w[j])
+                dot += min(max(them[j], 0), qa) * np.int64(out_w[hidden + j])
+            out[i] = dot * scale // (qa * qb)
+
+
+class Optimiser:
+    """AdamW over ``weights`` (one flat array), with the per-slice gradient buffers of
+    ``gradients``; each weight clipped after its step (``clip``, as Weights.clips)."""
+
+    def __init__(self, weights: Weights, clip: Array) -> None:
+        self.weights = weights
+        self.clip = clip.astype(weights.flat.dtype)
+        self.m = Weights.zeros(weights.hidden, weights.flat.dtype)
+        self.v = Weights.zeros(weights.hidden, weights.flat.dtype)
+        self.step_count = 0
+        hidden, dtype = weights.hidden, weights.flat.dtype
+        self.parts_ft = np.zeros((CHUNKS, INPUTS, hidden), dtype=dtype)
+        self.parts_rest = np.zeros((CHUNKS, 3 * hidden + 1), dtype=dtype)
+        self.grad = Weights.zeros(weights.hidden, weights.flat.dtype)
+
+    def loss(self, batch: Batch) -> float:
+        """The batch's mean loss; its gradient per slice into ``self.parts_*``."""
+        w = self.weights
+        loss = gradients(
+            w.ft, w.bias, w.out_w, w.out_b, batch.offsets, batch.white, batch.black,
+            batch.white_to_move, batch.target, batch.base, self.parts_ft, self.parts_rest,
+        )  # fmt: skip
+        return float(loss)
+
+    def gradient(self, batch: Batch) -> float:
+        """The batch's mean loss, its gradient into ``self.grad`` (no step)."""
+        loss = self.loss(batch)
+        self.grad.ft[...] = self.parts_ft.sum(axis=0)
+        self.grad.flat[INPUTS * self.weights.hidden :] = self.parts_rest.sum(axis=0)
+        return loss
+
+    def step(self, batch: Batch, lr: float, weight_decay: float) -> float:
+        """One training step on ``batch`` (its gradient then in ``self.grad``); its
+        loss before the step."""
+        loss = self.loss(batch)
+        self.step_count += 1
+        update(
+            self.weights.flat, self.parts_ft.reshape(CHUNKS, -1), self.parts_rest,
+            self.grad.flat, self.m.flat, self.v.flat, self.clip, lr, self.step_count,
+            weight_decay,
+        )  # fmt: skip
+        return loss
+
+
+@dataclass
+class Batch:
+    """A batch in the kernels' form: ``offsets`` (count + 1, int64), ``white`` and
+    ``black`` (the inputs, int16), ``white_to_move`` (bool), ``target`` (the side to
+    move's target probability) and ``base`` (logistic units added to the output)."""
+
+    offsets: Array
+    white: Array
+    black: Array
+    white_to_move: Array
+    target: Array
+    base: Array
+
+    def __len__(self) -> int:
+        return len(self.target)
+
+
+def outputs(weights: Weights, batch: Batch) -> Array:
+    """The float network's outputs of ``batch`` (logistic units, without the base)."""
+    out = np.empty(len(batch), dtype=np.float64)
+    w = weights
+    forward(
+        w.ft, w.bias, w.out_w, w.out_b, batch.offsets, batch.white, batch.black,
+        batch.white_to_move, out,
+    )  # fmt: skip
+    return out
+
+
+def batch_loss(weights: Weights, batch: Batch) -> float:
+    """The mean loss of ``batch`` (without a gradient)."""
+    z = outputs(weights, batch) + batch.base
+    p = 1.0 / (1.0 + np.exp(-z))
+    return float(np.mean((p - batch.target) ** 2))
