@@ -1,6 +1,6 @@
 """How to install one of Cutoff's optional extras, said the one way that works.
 
-``install_hint("plot")`` is the command every "needs matplotlib" (Dask, PyTorch, mypy)
+``install_hint("plot")`` is the command every "needs matplotlib" (Dask, numba, mypy)
 message gives. An extra is a name in brackets after what pip installs Cutoff from,
 and Cutoff is installed from its checkout (README), not from a package index: the
 hint names that checkout by its path when it is known, so it works from any

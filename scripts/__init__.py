@@ -79,8 +79,9 @@ of the engine's constants:
 - ``training.distill``            positions relabelled with Cutoff's own static evaluation.
 - ``training.fit``                how well evaluations fit labelled positions.
 - ``training.teachers``           which teacher to label with: label error against machine time.
-- ``training.train``              the network trained (PyTorch, the ``train`` extra) and
-                                  written.
+- ``training.train``              the network trained (text data or stores; the ``train``
+                                  extra, numba) and written; checkpoints, a benchmark.
+- ``training.kernel``             the trainer's arithmetic: forward, gradients, Adam (numba).
 
 ``speed``: speed measurements of the engine:
 

@@ -1,11 +1,14 @@
 """scripts/training/train.py through its command line: a tiny network trained for a few
-steps on a tiny dataset, its file read back by engine.core.nnue and scored as trained."""
+steps on a tiny dataset (text data, or stores of records), its file read back by
+engine.core.nnue and scored as trained; checkpoints and resuming, the same network
+with one thread or two, the benchmark."""
 
 from __future__ import annotations
 
 import gzip
 import importlib.util
 import lzma
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,12 +17,14 @@ import numpy as np
 import pytest
 
 from engine.core import nnue
+from scripts.training import records, store
 from scripts.training.dataset import Sample, append_member, format_sample, read_samples
 from scripts.training.train import Data, quantised_cp
 from tests.conftest import REPO, run_repo_script
+from tests.test_records import random_fens
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None, reason="PyTorch is not installed"
+    importlib.util.find_spec("numba") is None, reason="numba (the [train] extra) is not installed"
 )
 
 SCORED = REPO / "tests" / "data" / "tuning_sample.gz"
@@ -211,3 +216,218 @@ def test_a_training_that_never_beats_its_start_says_so(tmp_path: Path) -> None:
         "correction)\n"
     )
     assert nnue.load(out).base == nnue.BASE_HAND
+
+
+# ---------------------------------------------------------------- stores
+
+MATERIAL = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500}
+
+
+def white_material(board: chess.Board) -> int:
+    return sum(
+        value * (len(board.pieces(kind, chess.WHITE)) - len(board.pieces(kind, chess.BLACK)))
+        for kind, value in MATERIAL.items()
+    )
+
+
+def make_store(
+    folder: Path, fens: list[str], side: int = records.SCORE_WHITE, chunk: int = 150
+) -> None:
+    """A store of ``fens`` in chunks of ``chunk`` records, each scored by its material
+    (from White's view, or the side to move's with ``side``), results by the score."""
+    writer = store.Store.at(folder)
+    encoded = []
+    for fen in fens:
+        board = chess.Board(fen)
+        score = white_material(board)
+        result = 1 if score > 200 else -1 if score < -200 else 0
+        if side == records.SCORE_SIDE_TO_MOVE and board.turn == chess.BLACK:
+            score = -score
+        encoded.append(records.encode(board, score, result))
+    for index, start in enumerate(range(0, len(encoded), chunk)):
+        data = b"".join(encoded[start : start + chunk])
+        writer.write_chunk(index, records.Header(side, "test"), data, {"test": True}, "test")
+
+
+def stores(tmp_path: Path, side: int = records.SCORE_WHITE) -> tuple[Path, Path, list[str]]:
+    """A training store of 600 positions of random games in 4 chunks, a validation
+    store of 100 others (every seventh position: of the same games, so that a tiny
+    network learns on the first what holds on the second); the validation positions."""
+    fens = random_fens(700, seed=21, max_plies=60)
+    valid = fens[::7]
+    make_store(tmp_path / f"train{side}", [f for i, f in enumerate(fens) if i % 7], side)
+    make_store(tmp_path / f"valid{side}", valid, side)
+    return tmp_path / f"train{side}", tmp_path / f"valid{side}", valid
+
+
+def train_store(
+    train: Path, valid: Path, out: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    common = ["--hidden", "8", "--batch-size", "64", "--lr", "0.01", "--threads", "1"]
+    return run_repo_script(
+        "training.train", "--store", str(train), "--valid", str(valid), "--out", str(out),
+        "--lam", "1.0", *common, *extra,
+    )  # fmt: skip
+
+
+def float_weights(checkpoint: Path, prefix: str = "best") -> dict[str, np.ndarray]:
+    with np.load(checkpoint) as saved:
+        return {name: saved[f"{prefix}_{name}"] for name in ("ft", "bias", "out_w", "out_b")}
+
+
+def test_store_training_writes_the_network_the_engine_evaluates(tmp_path: Path) -> None:
+    """--store/--valid: the losses fall, the peak memory is said, and the written file's
+    integer evaluation (the engine's) is the trained float network's within the error
+    of its rounding, position by position."""
+    train, valid, valid_fens = stores(tmp_path)
+    out = tmp_path / "net.nnue"
+    done = train_store(train, valid, out, "--epochs", "4")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("positions 700 (train 600, validation 100)")
+    epochs = [line.split() for line in lines if line.startswith("epoch ")]
+    assert len(epochs) == 4 and float(epochs[-1][3]) < float(epochs[0][3])
+    assert float(epochs[-1][5]) < float(lines[1].split()[-1])  # validation below untrained
+    assert "positions/s)" in lines[2]
+    peak = next(line for line in lines if line.startswith("peak memory "))
+    assert 10 < float(peak.split()[2]) < 4000
+    net = nnue.load(out)
+    assert (net.hidden, net.scale, net.base) == (8, 400, nnue.BASE_NONE)
+
+    # The float network of the kept epoch, from the checkpoint beside the file.
+    w = float_weights(tmp_path / "net.nnue.ckpt")
+    qa, qb = net.qa, net.qb
+    out_q = net.out_weights / qb
+    apart = []
+    for fen in valid_fens:
+        board = chess.Board(fen)
+        accs = []
+        for perspective in (board.turn, not board.turn):
+            active = nnue.features(board, perspective)
+            exact = w["bias"] + w["ft"][active].sum(axis=0)
+            rounded = (net.ft_bias + net.ft_weights[active].astype(np.int64).sum(axis=0)) / qa
+            accs.append((np.clip(exact, 0, 1), np.clip(rounded, 0, 1)))
+        h = np.concatenate([accs[0][0], accs[1][0]])
+        hq = np.concatenate([accs[0][1], accs[1][1]])
+        float_cp = (h @ w["out_w"] + w["out_b"][0]) * net.scale
+        # The rounding's error: of the accumulators (through the rounded output
+        # weights), of the output weights and of the output bias; then the floor.
+        bound = net.scale * (
+            np.abs(out_q) @ np.abs(h - hq)
+            + h @ np.abs(w["out_w"] - out_q)
+            + abs(w["out_b"][0] - net.out_bias / (qa * qb))
+        )
+        engine_cp = net.evaluate(board)
+        assert abs(float_cp - engine_cp) <= bound + 1, (fen, float_cp, engine_cp, bound)
+        apart.append(abs(float_cp - engine_cp))
+    # Not a constant network, and near its float form (about 400 / 64 cp a step).
+    assert len({net.evaluate(chess.Board(f)) for f in valid_fens}) > 10
+    assert sum(apart) / len(apart) < 10
+
+
+def test_the_score_side_of_the_header_is_read(tmp_path: Path) -> None:
+    """The same positions stored with White's-view scores and with the side to move's
+    train the same network, byte for byte."""
+    nets = []
+    for side in (records.SCORE_WHITE, records.SCORE_SIDE_TO_MOVE):
+        train, valid, _ = stores(tmp_path, side)
+        out = tmp_path / f"net{side}.nnue"
+        done = train_store(train, valid, out, "--epochs", "1")
+        assert done.returncode == 0, done.stderr
+        nets.append(out.read_bytes())
+    assert nets[0] == nets[1]
+    # Not the same files: the black-to-move positions' scores are stored negated.
+    white = (tmp_path / "train0" / "chunk-000000.cpos").read_bytes()
+    to_move = (tmp_path / "train1" / "chunk-000000.cpos").read_bytes()
+    assert (white[14], to_move[14]) == (records.SCORE_WHITE, records.SCORE_SIDE_TO_MOVE)
+    assert white[64:] != to_move[64:]
+
+
+def test_resume_gives_the_uninterrupted_network(tmp_path: Path) -> None:
+    """Stopped after epoch 1 (--stop-after) and resumed from its checkpoint, the run
+    ends with the same file as one run of all three epochs."""
+    train, valid, _ = stores(tmp_path)
+    whole = tmp_path / "whole.nnue"
+    done = train_store(train, valid, whole, "--epochs", "3")
+    assert done.returncode == 0, done.stderr
+    whole_epochs = [line for line in done.stdout.splitlines() if line.startswith("epoch ")]
+
+    part = tmp_path / "part.nnue"
+    done = train_store(train, valid, part, "--epochs", "3", "--stop-after", "1")
+    assert done.returncode == 0, done.stderr
+    assert f"stopped after epoch 1: continue with --resume {part}.ckpt" in done.stdout
+    assert not part.exists()
+    done = train_store(train, valid, part, "--epochs", "3", "--resume", f"{part}.ckpt")
+    assert done.returncode == 0, done.stderr
+    assert f"resumed after epoch 1 from {part}.ckpt" in done.stdout
+    epochs = [line for line in done.stdout.splitlines() if line.startswith("epoch ")]
+    # The same losses (the times and rates differ).
+    assert [e.split()[:6] for e in epochs] == [e.split()[:6] for e in whole_epochs[1:]]
+    assert part.read_bytes() == whole.read_bytes()
+
+    # A checkpoint of other settings is refused in one line.
+    done = train_store(
+        train, valid, part, "--epochs", "3", "--resume", f"{part}.ckpt", "--lr", "0.02"
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"train: {part}.ckpt: made with --lr 0.01, this run has 0.02\n"
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_two_threads_train_the_same_network(tmp_path: Path) -> None:
+    train, valid, _ = stores(tmp_path)
+    nets = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"net{threads}.nnue"
+        done = train_store(train, valid, out, "--epochs", "1", "--threads", threads)
+        assert done.returncode == 0, done.stderr
+        assert f"{threads} threads" in done.stdout.splitlines()[0]
+        nets.append(out.read_bytes())
+    assert nets[0] == nets[1]
+
+
+def test_store_records_are_gathered_across_chunks(tmp_path: Path) -> None:
+    """A batch of any records of a store: the same records as the whole store's."""
+    from scripts.training.train import StoreSource
+
+    train, _, _ = stores(tmp_path)
+    source = StoreSource([train], k=400, lam=1.0)
+    whole = store.load([train])
+    assert len(source) == len(whole) == 600 and len(source.chunks) == 4
+    index = np.random.default_rng(1).permutation(600)[:200]
+    assert source.records(index).tobytes() == whole[index].tobytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--store", "S", "--out", "o"), "--store needs --valid DIR"),
+        (("d.gz", "--valid", "V", "--out", "o"), "--valid goes with --store"),
+        (("d.gz", "--store", "S", "--valid", "V", "--out", "o"), "give either data files or"),
+        (("--store", "S", "--valid", "V", "--out", "o", "--base", "hand"), "--base hand reads"),
+        (("--store", "S", "--valid", "V", "--out", "o", "--stop-after", "10"), "--stop-after"),
+    ],
+)
+def test_bad_store_arguments_are_one_line(args: tuple[str, ...], message: str) -> None:
+    done = run_repo_script("training.train", *args)
+    assert done.returncode == 2 and message in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_missing_store_is_one_line(tmp_path: Path) -> None:
+    _, valid, _ = stores(tmp_path)
+    done = train_store(tmp_path / "nowhere", valid, tmp_path / "o.nnue")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"train: {tmp_path / 'nowhere'}: no such store folder\n",
+    )
+
+
+def test_bench_measures_training_steps() -> None:
+    done = run_repo_script(
+        "training.train", "--bench", "--hidden", "8", "--threads", "1", "--batch-size", "256",
+        "--max-positions", "1000", "--bench-seconds", "0.2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "bench: hidden 8, 1 threads, batch 256, 1000 synthetic records" in done.stdout
+    assert " positions/s (" in done.stdout and "positions per CPU second" in done.stdout

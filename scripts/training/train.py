@@ -1,55 +1,73 @@
-"""Train the learned evaluation's network from datagen's data and write its file.
+"""Train the learned evaluation's network from labelled positions and write its file.
 
     python -m scripts.training.train DATA.gz [DATA2.gz ...] --out engine/nnue.bin
         [--hidden N] [--epochs E] [--batch-size B] [--lr LR] [--k K] [--lam L]
         [--val-fraction F] [--seed S] [--threads T] [--max-positions M] [--plot PNG]
         [--base hand [--correction-scale C]]
+    python -m scripts.training.train --store DIR [DIR ...] --valid DIR --out NET [...]
+    python -m scripts.training.train ... --resume NET.ckpt     (the same arguments)
+    python -m scripts.training.train --bench [--hidden 256] [--threads 2] [--store DIR]
 
 The network is engine.core.nnue's 768 -> N -> 1 with two perspectives (the same feature
 weights for White's and Black's view, the board mirrored for Black, the output
-reading [side to move, other side]), a clipped ReLU in [0, 1], trained in PyTorch
-(the optional ``train`` extra, CPU only). The target of a position, from the side to
-move's view, is ``lam * sigmoid(score / K) + (1 - lam) * result`` (``result`` 1, 0.5
-or 0; positions whose result is unknown use the score alone), the loss the mean
-squared error of ``sigmoid(output)`` against it, so the network's output times K
-is centipawns. Whole games (datagen's work units) are held out for validation.
-Fixed seed: the same data and arguments give the same network.
+reading [side to move, other side]), a clipped ReLU in [0, 1], trained on the CPU by
+scripts.training.kernel (numba: the optional ``train`` extra). The target of a
+position, from the side to move's view, is ``lam * sigmoid(score / K) + (1 - lam) *
+result`` (``result`` 1, 0.5 or 0; positions whose result is unknown use the score
+alone), the loss the mean squared error of ``sigmoid(output)`` against it, so the
+network's output times K is centipawns.
+
+The positions are text data (scripts.training.dataset: whole games, datagen's work
+units, held out for validation) or, for tens of millions, stores of 32-byte records
+(scripts.training.store: ``--store``, with the validation store ``--valid``),
+memory-mapped and gathered batch by batch from a permutation of all the records,
+drawn anew every epoch. Fixed seed: the same data and arguments give the same
+network, with any ``--threads``.
 
 It prints the train and validation loss after every epoch (and plots them with
-``--plot``), writes the quantised network (feature weights and bias times QA = 255,
-output weights times QB = 64, int16, see engine.core.nnue), then reports on the validation
-positions the quantised network's loss and the hand-written evaluation's
-(engine.core.evaluate) on the same labels, with K as given and with the K that suits it
-best, since its centipawns need not be Stockfish's.
+``--plot``), writes a checkpoint after every epoch (``--resume`` continues it to the
+same network as an uninterrupted run), writes the quantised network (feature weights
+and bias times QA = 255, output weights times QB = 64, int16, see engine.core.nnue),
+then reports on the validation positions the quantised network's loss and the
+hand-written evaluation's (engine.core.evaluate) on the same labels, with K as given
+and with the K that suits it best, since its centipawns need not be Stockfish's, and
+the run's peak memory.
 
-With ``--base hand`` the network learns a correction added to the hand-written
-evaluation; ``--correction-scale C`` writes it at C times its fitted size (the file's
-cp per unit is K times C). The fitted correction is the one that predicts the labels
-best, not the one the search plays best with: n16 played even with the hand-written
-evaluation at 5,000 nodes a move, and +121 Elo ahead at half its size
+With ``--base hand`` (text data only) the network learns a correction added to the
+hand-written evaluation; ``--correction-scale C`` writes it at C times its fitted size
+(the file's cp per unit is K times C). The fitted correction is the one that predicts
+the labels best, not the one the search plays best with: n16 played even with the
+hand-written evaluation at 5,000 nodes a move, and +121 Elo ahead at half its size
 (docs/training.md).
 
-This tool writes only ``--out`` (and ``--plot``). It must not make data (datagen does).
+This tool writes only ``--out``, its checkpoint and ``--plot``. It must not make data
+(datagen and scripts.training.store do); the arithmetic is scripts.training.kernel's.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
+import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MIRROR, Network
+from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MAX_HIDDEN, MIRROR, Network
 
 from ..common import ToolParser, UsageError
+from . import records, store
 from .dataset import DataError, Sample, read_records, read_samples
 from .fit import K
+from .records import RecordError
+
+if TYPE_CHECKING:
+    from . import kernel
 
 PROG = "train"
 QA = 255
@@ -156,60 +174,17 @@ class Data:
         return out
 
 
-def build_model(hidden: int, correction: bool = False) -> Any:
-    """The network in PyTorch; with ``correction`` its output starts at zero (it is
-    added to the hand-written evaluation, which it should first leave alone)."""
-    import torch
-    from torch import nn
-
-    class Model(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ft = nn.Embedding(INPUTS + 1, hidden, padding_idx=PAD)
-            self.ft_bias = nn.Parameter(torch.zeros(hidden))
-            self.out = nn.Linear(2 * hidden, 1)
-            nn.init.normal_(self.ft.weight, std=0.1)
-            with torch.no_grad():
-                self.ft.weight[PAD].zero_()
-                self.ft_bias.fill_(0.1)
-                if correction:
-                    self.out.weight.mul_(0.01)
-                    self.out.bias.zero_()
-
-        def forward(self, white: Any, black: Any, white_to_move: Any) -> Any:
-            w = self.ft(white).sum(dim=1) + self.ft_bias
-            b = self.ft(black).sum(dim=1) + self.ft_bias
-            stm = white_to_move.unsqueeze(1)
-            us = torch.where(stm, w, b)
-            them = torch.where(stm, b, w)
-            hidden_out = torch.cat([us, them], dim=1).clamp(0.0, 1.0)
-            return self.out(hidden_out).squeeze(1)
-
-        def clip(self) -> None:
-            with torch.no_grad():
-                self.ft.weight.clamp_(-WEIGHT_CLIP, WEIGHT_CLIP)
-                self.ft.weight[PAD].zero_()
-                self.ft_bias.clamp_(-WEIGHT_CLIP, WEIGHT_CLIP)
-                # Output weights times QB must fit int16.
-                self.out.weight.clamp_(-32767 / QB, 32767 / QB)
-
-    return Model()
-
-
-def quantise(model: Any, k: float, base: int = BASE_NONE) -> Network:
-    ft = model.ft.weight.detach().numpy()[:INPUTS]
-    bias = model.ft_bias.detach().numpy()
-    out_w = model.out.weight.detach().numpy()[0]
-    out_b = float(model.out.bias.detach().numpy()[0])
+def quantise(weights: Any, k: float, base: int = BASE_NONE) -> Network:
+    """The float network ``weights`` (kernel.Weights) as the integer file's network."""
     return Network(
-        hidden=len(bias),
+        hidden=len(weights.bias),
         qa=QA,
         qb=QB,
         scale=round(k),
-        ft_weights=np.round(ft * QA).astype(np.int16),
-        ft_bias=np.round(bias * QA).astype(np.int16),
-        out_weights=np.round(out_w * QB).astype(np.int16),
-        out_bias=round(out_b * QA * QB),
+        ft_weights=np.round(weights.ft * QA).astype(np.int16),
+        ft_bias=np.round(weights.bias * QA).astype(np.int16),
+        out_weights=np.round(weights.out_w * QB).astype(np.int16),
+        out_bias=round(float(weights.out_b[0]) * QA * QB),
         base=base,
     )
 
@@ -261,10 +236,178 @@ def hand_eval_cp(
     return scores
 
 
+def hand_eval_records(chunk: Any) -> list[int]:
+    """engine.core.evaluate's cp (side to move's view) of store records."""
+    from engine.core.board import Board
+    from engine.core.evaluate import Evaluator
+
+    evaluator = Evaluator()
+    return [evaluator.evaluate(Board.from_chess(records.decode(r)[0])) for r in chunk]
+
+
+# ---------------------------------------------------------------- batches
+
+
+def _target(
+    score_stm: npt.NDArray[np.float64],
+    result_white: npt.NDArray[np.float64],
+    white_to_move: npt.NDArray[np.bool_],
+    k: float,
+    lam: float,
+) -> npt.NDArray[np.float32]:
+    """``lam * sigmoid(score / K) + (1 - lam) * result`` from the side to move's view
+    (the score alone where the result is unknown: nan)."""
+    from_score = 1.0 / (1.0 + np.exp(-score_stm / k))
+    result = np.where(white_to_move, result_white, 1.0 - result_white)
+    blended = np.where(np.isnan(result), from_score, lam * from_score + (1 - lam) * result)
+    out: npt.NDArray[np.float32] = blended.astype(np.float32)
+    return out
+
+
+class TextSource:
+    """The text data's positions (``Data``) as the kernels' batches."""
+
+    def __init__(self, data: Data, target: Any, base: Any) -> None:
+        self.data = data
+        self.target = target
+        self.base = base
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def batch(self, index: Any) -> kernel.Batch:
+        from . import kernel
+
+        white = self.data.white[index]
+        active = white != PAD
+        offsets = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(active.sum(axis=1), out=offsets[1:])
+        return kernel.Batch(
+            offsets,
+            white[active],
+            self.data.black[index][active],
+            self.data.white_to_move[index],
+            self.target[index],
+            self.base[index],
+        )
+
+
+class StoreSource:
+    """The records of stores (scripts.training.store), memory-mapped chunk by chunk,
+    gathered into batches by their global index (0 .. len - 1, the chunks in order):
+    nothing but the batch is ever copied into memory."""
+
+    def __init__(
+        self, folders: list[Path], k: float, lam: float, limit: Optional[int] = None
+    ) -> None:
+        self.k = k
+        self.lam = lam
+        self.chunks: list[Any] = []
+        self.side: list[int] = []
+        for folder in folders:
+            if not folder.is_dir():
+                raise UsageError(f"{folder}: no such store folder")
+            opened = store.open_chunks(store.Store.at(folder))
+            if not opened:
+                raise UsageError(f"{folder}: no chunks (a store has chunk-*.json manifests)")
+            for header, chunk in opened:
+                self.chunks.append(chunk)
+                self.side.append(header.score_side)
+        self.ends = np.cumsum([len(chunk) for chunk in self.chunks], dtype=np.int64)
+        self.count = int(self.ends[-1]) if len(self.ends) else 0
+        if limit is not None:
+            self.count = min(self.count, limit)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def records(self, index: Any) -> Any:
+        """The records ``index`` (global indices), in that order."""
+        index = np.asarray(index, dtype=np.int64)
+        out = np.empty(len(index), dtype=records.RECORD)
+        which = np.searchsorted(self.ends, index, side="right")
+        for number in np.unique(which):
+            inside = which == number
+            start = int(self.ends[number - 1]) if number else 0
+            out[inside] = self.chunks[number][index[inside] - start]
+        return out
+
+    def scores_from_side_to_move(self, index: Any, chunk: Any) -> npt.NDArray[np.float64]:
+        """The records' scores from the side to move's view, whatever side their
+        chunk's header says they are from."""
+        which = np.searchsorted(self.ends, np.asarray(index, dtype=np.int64), side="right")
+        from_white = np.asarray(self.side, dtype=np.int64)[which] == records.SCORE_WHITE
+        black = (np.asarray(chunk["flags"]) & records.BLACK_TO_MOVE).astype(bool)
+        score = np.asarray(chunk["score"], dtype=np.float64)
+        return np.where(from_white & black, -score, score)
+
+    def batch(self, index: Any) -> kernel.Batch:
+        from . import kernel
+
+        chunk = self.records(index)
+        features = records.features(chunk)
+        offsets = np.empty(len(chunk) + 1, dtype=np.int64)
+        offsets[:-1] = features.offsets
+        offsets[-1] = len(features.white)
+        white_to_move = ~features.black_to_move
+        result = np.asarray(chunk["result"], dtype=np.float64)
+        result_white = np.where(result == records.RESULT_UNKNOWN, np.nan, (result + 1) / 2)
+        score = self.scores_from_side_to_move(index, chunk)
+        return kernel.Batch(
+            offsets,
+            features.white,
+            features.black,
+            white_to_move,
+            _target(score, result_white, white_to_move, self.k, self.lam),
+            np.zeros(len(chunk), dtype=np.float32),
+        )
+
+
+def synthetic_records(count: int, seed: int) -> Any:
+    """``count`` records of seeded random games (at most 120 plies each), for the
+    benchmark: real positions' piece counts, made in seconds."""
+    import random
+
+    import chess
+
+    rng = random.Random(seed)
+    encoded: list[bytes] = []
+    while len(encoded) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(1, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            encoded.append(records.encode(board, rng.randrange(-600, 601), rng.choice((-1, 0, 1))))
+    return records.from_bytes(b"".join(encoded[:count]))
+
+
+class MemorySource(StoreSource):
+    """Records in memory as a source (the benchmark's)."""
+
+    def __init__(self, chunk: Any, k: float, lam: float) -> None:
+        self.k = k
+        self.lam = lam
+        self.chunks = [chunk]
+        self.side = [records.SCORE_WHITE]
+        self.ends = np.array([len(chunk)], dtype=np.int64)
+        self.count = len(chunk)
+
+
+# ---------------------------------------------------------------- command line
+
+
 def parse_args(argv: Optional[list[str]]) -> Any:
     parser = ToolParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("data", type=Path, nargs="+", help="datagen output files")
-    parser.add_argument("--out", type=Path, required=True, help="network file to write")
+    parser.add_argument("data", type=Path, nargs="*", help="datagen output files (text)")
+    parser.add_argument(
+        "--store", type=Path, nargs="+", help="train on these stores' records instead"
+    )
+    parser.add_argument(
+        "--valid", type=Path, help="with --store: the validation store (store split's --valid)"
+    )
+    parser.add_argument("--out", type=Path, help="network file to write")
     parser.add_argument("--hidden", type=int, default=128, help="hidden width N")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=4096)
@@ -275,13 +418,38 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.add_argument("--k", type=float, default=K, help="cp per logistic unit")
     parser.add_argument("--lam", type=float, default=0.75, help="weight of the score")
     parser.add_argument(
-        "--val-fraction", type=float, default=0.05, help="share of the games held out"
+        "--val-fraction", type=float, default=0.05, help="share of the games held out (text)"
     )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="numba threads (at most the CPUs; the network is the same with any number)",
+    )
     parser.add_argument("--max-positions", type=int, help="read at most this many")
     parser.add_argument("--max-steps", type=int, help="stop after this many batches")
     parser.add_argument("--plot", type=Path, help="plot the losses to this image")
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="the checkpoint written after every epoch (default: --out's name + .ckpt)",
+    )
+    parser.add_argument("--resume", type=Path, help="continue the run of this checkpoint")
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        metavar="EPOCH",
+        help="stop after this epoch's checkpoint, writing no network (--resume goes on)",
+    )
+    parser.add_argument(
+        "--bench",
+        action="store_true",
+        help="measure training steps a second (synthetic records, or --store's) and exit",
+    )
+    parser.add_argument(
+        "--bench-seconds", type=float, default=20.0, help="--bench: how long to measure"
+    )
     parser.add_argument(
         "--base",
         choices=("none", "hand"),
@@ -312,12 +480,33 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     parser.require_non_negative(args, "weight_decay")
     if args.k <= 0 or args.lr <= 0:
         parser.error("--k and --lr must be positive")
+    if args.hidden > MAX_HIDDEN:
+        parser.error(f"--hidden must be at most {MAX_HIDDEN}")
+    if args.bench:
+        if args.data or args.resume:
+            parser.error("--bench takes no data files nor --resume (--store to use records)")
+        return args
+    if args.out is None:
+        parser.error("the following arguments are required: --out")
+    if bool(args.data) == bool(args.store):
+        parser.error("give either data files or --store DIR... (with --valid DIR)")
+    if args.store and args.valid is None:
+        parser.error("--store needs --valid DIR (the validation store: store split's --valid)")
+    if args.valid is not None and not args.store:
+        parser.error("--valid goes with --store (text data holds out --val-fraction)")
+    if args.store and args.base == "hand":
+        parser.error(
+            "--base hand reads text data: with --store every record would first be scored "
+            "by the hand-written evaluation (hours for tens of millions); train a network alone"
+        )
     if args.base == "hand" and args.scale != "k":
         parser.error("--base hand keeps the labels' centipawns: --scale must be 'k'")
     if args.correction_scale <= 0:
         parser.error("--correction-scale must be positive")
     if args.base != "hand" and args.correction_scale != 1:
         parser.error("--correction-scale needs --base hand")
+    if args.stop_after is not None and not 1 <= args.stop_after < args.epochs:
+        parser.error("--stop-after must be an epoch before the last")
     if args.scale not in ("k", "hand"):
         try:
             if float(args.scale) <= 0:
@@ -332,10 +521,191 @@ def _fens(paths: list[Path], limit: Optional[int]) -> list[str]:
     return fens[:limit] if limit is not None else fens
 
 
+def _needs_numba() -> None:
+    if importlib.util.find_spec("numba") is None:
+        from engine.extras import install_hint
+
+        raise UsageError(f"training needs numba: {install_hint('train')}")
+
+
+def _set_threads(threads: int) -> int:
+    """numba's threads: ``threads``, at most the CPUs numba found."""
+    import numba
+
+    config: Any = numba.config  # NUMBA_NUM_THREADS: the CPUs it may use
+    used = min(threads, int(config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(used)
+    return used
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory (max RSS) in MB; nan where unknown."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return math.nan
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # kB on Linux, bytes on macOS.
+    return float(peak) / (1 << 20 if sys.platform == "darwin" else 1 << 10)
+
+
+def _progress(total: int, epoch: int) -> Any:
+    """A progress bar with positions a second on a terminal (stderr), else nothing."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        desc=f"epoch {epoch}",
+        unit="pos",
+        unit_scale=True,
+        leave=False,
+        disable=not sys.stderr.isatty(),
+    )
+
+
+# ---------------------------------------------------------------- checkpoints
+
+SETTINGS = (
+    "data", "store", "valid", "hidden", "epochs", "batch_size", "lr", "weight_decay", "k",
+    "lam", "val_fraction", "seed", "max_positions", "max_steps", "base",
+)  # fmt: skip
+"""The arguments a checkpoint's run must share with the run that resumes it."""
+CHECKPOINT_FORMAT = "cutoff-train-checkpoint-1"
+
+
+def _settings(args: Any) -> dict[str, Any]:
+    def plain(value: Any) -> Any:
+        if isinstance(value, list):
+            return [str(item) for item in value]
+        return str(value) if isinstance(value, Path) else value
+
+    return {name: plain(getattr(args, name)) for name in SETTINGS}
+
+
+class State:
+    """Everything a run is between two epochs: the weights, Adam's state, the best
+    epoch's weights, the losses so far and the permutations' generator."""
+
+    def __init__(self, weights: Any, optimiser: Any, rng: np.random.Generator) -> None:
+        self.weights = weights
+        self.optimiser = optimiser
+        self.rng = rng
+        self.epoch = 0
+        self.steps = 0
+        self.history: list[tuple[int, float, float]] = []
+        self.best = weights.copy()
+        self.best_loss = math.inf
+        self.best_epoch = 0
+
+    def save(self, path: Path, settings: dict[str, Any]) -> None:
+        """The checkpoint, written under a temporary name and renamed (a run stopped
+        while writing it leaves the previous one)."""
+        meta = {
+            "format": CHECKPOINT_FORMAT,
+            "settings": settings,
+            "epoch": self.epoch,
+            "steps": self.steps,
+            "adam_steps": self.optimiser.step_count,
+            "history": self.history,
+            "best_loss": self.best_loss,
+            "best_epoch": self.best_epoch,
+            "rng": self.rng.bit_generator.state,
+        }
+        arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta))}
+        for prefix, weights in (
+            ("w", self.weights),
+            ("best", self.best),
+            ("m", self.optimiser.m),
+            ("v", self.optimiser.v),
+        ):
+            for name, array in zip(WEIGHT_NAMES, weights.arrays()):
+                arrays[f"{prefix}_{name}"] = array
+        tmp = path.with_name(f".{path.name}.tmp")
+        with tmp.open("wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, path)
+
+    def load(self, path: Path, settings: dict[str, Any]) -> None:
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                meta = json.loads(str(saved["meta"]))
+                if meta.get("format") != CHECKPOINT_FORMAT:
+                    raise ValueError("not a checkpoint of this trainer")
+                for name, value in settings.items():
+                    if meta["settings"].get(name) != value:
+                        raise UsageError(
+                            f"{path}: made with --{name.replace('_', '-')} "
+                            f"{meta['settings'].get(name)}, this run has {value}"
+                        )
+                for prefix, weights in (
+                    ("w", self.weights),
+                    ("best", self.best),
+                    ("m", self.optimiser.m),
+                    ("v", self.optimiser.v),
+                ):
+                    for name, array in zip(WEIGHT_NAMES, weights.arrays()):
+                        array[...] = saved[f"{prefix}_{name}"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}: cannot resume from it: {exc}") from None
+        self.epoch = int(meta["epoch"])
+        self.steps = int(meta["steps"])
+        self.optimiser.step_count = int(meta["adam_steps"])
+        self.history = [(int(e), float(t), float(v)) for e, t, v in meta["history"]]
+        self.best_loss = float(meta["best_loss"])
+        self.best_epoch = int(meta["best_epoch"])
+        self.rng.bit_generator.state = meta["rng"]
+
+
+WEIGHT_NAMES = ("ft", "bias", "out_w", "out_b")
+OUT_CLIP = 32767 / QB
+"""Output weights times QB must fit int16 (feature weights and bias stay within
+WEIGHT_CLIP: 16-bit accumulators)."""
+
+
+# ---------------------------------------------------------------- training
+
+
+def _blocks(index: Any, size: int) -> Any:
+    for start in range(0, len(index), size):
+        yield index[start : start + size]
+
+
+def _validation_loss(weights: Any, source: Any, index: Any) -> float:
+    from . import kernel
+
+    total = 0.0
+    for block in _blocks(index, VALIDATION_BLOCK):
+        total += kernel.batch_loss(weights, source.batch(block)) * len(block)
+    return total / len(index)
+
+
+def _quantised_cp(net: Network, source: Any, index: Any) -> Any:
+    """The integer network's cp (side to move's view) of ``source``'s positions
+    ``index``, with engine.core.nnue's arithmetic (kernel.quantised_forward)."""
+    from . import kernel
+
+    out = np.empty(len(index), dtype=np.int64)
+    ft = net.ft_weights.astype(np.int64)
+    for start in range(0, len(index), VALIDATION_BLOCK):
+        batch = source.batch(index[start : start + VALIDATION_BLOCK])
+        kernel.quantised_forward(
+            ft, net.ft_bias.astype(np.int64), net.out_weights.astype(np.int64), net.out_bias,
+            net.qa, net.qb, net.scale, batch.offsets, batch.white, batch.black,
+            batch.white_to_move, out[start : start + len(batch)],
+        )  # fmt: skip
+    return out
+
+
+VALIDATION_BLOCK = 65536
+BENCH_RECORDS = 65536
+"""Synthetic records the benchmark cycles through (fewer with --max-positions)."""
+
+
 def train(args: Any) -> int:
-    for path in args.data:
-        if not path.is_file():
-            raise UsageError(f"cannot read {str(path)!r}: no such file")
+    if args.data:
+        for path in args.data:
+            if not path.is_file():
+                raise UsageError(f"cannot read {str(path)!r}: no such file")
     if args.plot is not None:
         # Checked before the training, not found out after it.
         if importlib.util.find_spec("matplotlib") is None:
@@ -347,97 +717,103 @@ def train(args: Any) -> int:
         problem = plot_problem(args.plot)
         if problem is not None:
             raise UsageError(f"--plot {problem}")
-    try:
-        import torch
-    except ImportError:
-        from engine.extras import install_hint
+    _needs_numba()
+    from . import kernel
 
-        raise UsageError(f"training needs PyTorch: {install_hint('train')}") from None
+    checkpoint = args.checkpoint or args.out.with_name(args.out.name + ".ckpt")
+    if args.resume is not None and not args.resume.is_file():
+        raise UsageError(f"cannot resume from {str(args.resume)!r}: no such file")
     began = time.monotonic()
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    data = Data(args.data, args.max_positions)
-    target = data.target(args.k, args.lam)
-    val, trn = data.split(args.val_fraction, args.seed)
-    if len(trn) < 1:
-        raise UsageError(f"{len(data)} positions: too few to hold out a validation set")
+    threads = _set_threads(args.threads)
+    correction = args.base == "hand"
+    # The positions: text data (held out by whole games) or stores (the validation
+    # store given), and the indices each epoch permutes.
+    data: Optional[Data] = None
+    base_cp: Optional[npt.NDArray[np.int64]] = None
+    if args.store:
+        source: Any = StoreSource(args.store, args.k, args.lam, args.max_positions)
+        valid_source: Any = StoreSource([args.valid], args.k, args.lam)
+        if len(source) == 0 or len(valid_source) == 0:
+            raise UsageError("no records in the training or the validation store")
+        # int32 indices halve the permutation's memory (30 M records: 120 MB).
+        dtype = np.int32 if len(source) < 2**31 else np.int64
+        trn: Any = np.arange(len(source), dtype=dtype)
+        val: Any = np.arange(len(valid_source), dtype=np.int64)
+        target_val = None
+    else:
+        data = Data(args.data, args.max_positions)
+        target = data.target(args.k, args.lam)
+        val, trn = data.split(args.val_fraction, args.seed)
+        if len(trn) < 1:
+            raise UsageError(f"{len(data)} positions: too few to hold out a validation set")
+        target_val = target[val]
+        # The base every output is added to, in cp from the side to move's view: none, or
+        # the hand-written evaluation (the network then learns only its error).
+        base_cp = np.zeros(len(data), dtype=np.int64)
+        if correction:
+            fens = _fens(args.data, args.max_positions)
+            base_cp[:] = hand_eval_cp(np.arange(len(data)), fens, progress=True)
+        source = valid_source = TextSource(data, target, (base_cp / args.k).astype(np.float32))
     print(
-        f"positions {len(data)} (train {len(trn)}, validation {len(val)}) "
-        f"read in {time.monotonic() - began:.1f} s",
+        f"positions {len(trn) + len(val)} (train {len(trn)}, validation {len(val)}) "
+        f"read in {time.monotonic() - began:.1f} s, {threads} threads",
         flush=True,
     )
-    # The base every output is added to, in cp from the side to move's view: none, or
-    # the hand-written evaluation (the network then learns only its error).
-    correction = args.base == "hand"
-    base = np.zeros(len(data), dtype=np.int64)
-    if correction:
-        fens = _fens(args.data, args.max_positions)
-        base[:] = hand_eval_cp(np.arange(len(data)), fens, progress=True)
-    # int32 indices (the embedding takes them) halve the memory of int64 ones.
-    tensors = (
-        torch.from_numpy(data.white.astype(np.int32)),
-        torch.from_numpy(data.black.astype(np.int32)),
-        torch.from_numpy(data.white_to_move),
-        torch.from_numpy(target),
-        torch.from_numpy((base / args.k).astype(np.float32)),
-    )
-    model = build_model(args.hidden, correction=correction)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=args.epochs)
-    generator = torch.Generator().manual_seed(args.seed)
-    trn_t = torch.from_numpy(trn)
-    val_t = torch.from_numpy(val)
-
-    def loss_of(index: Any) -> Any:
-        out = model(tensors[0][index], tensors[1][index], tensors[2][index]) + tensors[4][index]
-        return torch.mean((torch.sigmoid(out) - tensors[3][index]) ** 2)
-
-    def validation() -> float:
-        model.eval()
-        with torch.no_grad():
-            total = sum(
-                float(loss_of(val_t[i : i + 65536])) * len(val_t[i : i + 65536])
-                for i in range(0, len(val_t), 65536)
-            )
-        model.train()
-        return total / len(val_t)
-
-    history: list[tuple[int, float, float]] = []
-    steps = 0
-    # Early stopping: the epoch with the lowest validation loss is the one written.
-    best_loss, best_epoch = validation(), 0
-    best_state = copy.deepcopy(model.state_dict())
-    print(f"before training: validation {best_loss:.6f}", flush=True)
-    for epoch in range(1, args.epochs + 1):
-        shuffled = trn_t[torch.randperm(len(trn_t), generator=generator)]
+    rng = np.random.default_rng(args.seed)
+    weights = kernel.Weights.initial(args.hidden, rng, correction=correction)
+    optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP))
+    state = State(weights, optimiser, rng)
+    settings = _settings(args)
+    if args.resume is not None:
+        state.load(args.resume, settings)
+        print(f"resumed after epoch {state.epoch} from {args.resume}", flush=True)
+    else:
+        # Early stopping: the epoch with the lowest validation loss is the one written.
+        state.best_loss = _validation_loss(weights, valid_source, val)
+        print(f"before training: validation {state.best_loss:.6f}", flush=True)
+    done = args.max_steps is not None and state.steps >= args.max_steps
+    while state.epoch < args.epochs and not done:
+        epoch = state.epoch + 1
+        # torch's CosineAnnealingLR over the epochs.
+        lr = args.lr * (1 + math.cos(math.pi * (epoch - 1) / args.epochs)) / 2
+        order = state.rng.permutation(trn)
         total, count = 0.0, 0
-        for i in range(0, len(shuffled), args.batch_size):
-            batch = shuffled[i : i + args.batch_size]
-            loss = loss_of(batch)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            model.clip()
-            total += float(loss.detach()) * len(batch)
-            count += len(batch)
-            steps += 1
-            if args.max_steps is not None and steps >= args.max_steps:
-                break
-        schedule.step()
-        history.append((epoch, total / count, validation()))
+        epoch_began = time.monotonic()
+        with _progress(len(order), epoch) as bar:
+            for index in _blocks(order, args.batch_size):
+                # Sorted, the gather reads each chunk's pages in order; which positions
+                # make the batch is what the permutation chose.
+                batch = source.batch(np.sort(index))
+                loss = optimiser.step(batch, lr, args.weight_decay)
+                total += loss * len(batch)
+                count += len(batch)
+                state.steps += 1
+                bar.update(len(batch))
+                if args.max_steps is not None and state.steps >= args.max_steps:
+                    done = True
+                    break
+        rate = count / max(time.monotonic() - epoch_began, 1e-9)
+        state.epoch = epoch
+        state.history.append((epoch, total / count, _validation_loss(weights, valid_source, val)))
         print(
-            f"epoch {epoch} train {history[-1][1]:.6f} validation {history[-1][2]:.6f} "
-            f"({time.monotonic() - began:.0f} s)",
+            f"epoch {epoch} train {state.history[-1][1]:.6f} "
+            f"validation {state.history[-1][2]:.6f} "
+            f"({time.monotonic() - began:.0f} s, {rate:,.0f} positions/s)",
             flush=True,
         )
-        if history[-1][2] < best_loss:
-            best_loss, best_epoch = history[-1][2], epoch
-            best_state = copy.deepcopy(model.state_dict())
-        if args.max_steps is not None and steps >= args.max_steps:
-            break
-    model.load_state_dict(best_state)
-    print(f"kept epoch {best_epoch} (validation {best_loss:.6f})", flush=True)
-    if best_epoch == 0:
+        if state.history[-1][2] < state.best_loss:
+            state.best_loss, state.best_epoch = state.history[-1][2], epoch
+            state.best = weights.copy()
+        state.save(checkpoint, settings)
+        if args.stop_after is not None and epoch >= args.stop_after and epoch < args.epochs:
+            print(
+                f"stopped after epoch {epoch}: continue with --resume {checkpoint} "
+                f"(peak memory {peak_memory_mb():.0f} MB)",
+                flush=True,
+            )
+            return 0
+    print(f"kept epoch {state.best_epoch} (validation {state.best_loss:.6f})", flush=True)
+    if state.best_epoch == 0:
         # Still written (the run is reproducible), but what training learnt did not
         # hold on other games: say so where the run is read.
         start = (
@@ -450,19 +826,28 @@ def train(args: Any) -> int:
             flush=True,
         )
     hand_index = val[:HAND_EVAL_MAX]
-    if correction:
-        hand_cp = base[hand_index].tolist()
-    else:
+    if target_val is None:
+        target_val = np.concatenate(
+            [valid_source.batch(block).target for block in _blocks(val, VALIDATION_BLOCK)]
+        )
+    if base_cp is not None and correction:
+        hand_cp = base_cp[hand_index].tolist()
+    elif data is not None:
         hand_cp = hand_eval_cp(hand_index, _fens(args.data, args.max_positions))
-    hand_k, hand_best = best_k_mse(hand_cp, target[hand_index])
+    else:
+        hand_cp = hand_eval_records(valid_source.records(hand_index))
+    hand_target = target_val[: len(hand_index)]
+    hand_k, hand_best = best_k_mse(hand_cp, hand_target)
     scale = {"k": args.k, "hand": hand_k}.get(args.scale) or float(args.scale)
     if correction:
         # A damped correction: its loss is worse, its play was better (docs/training.md).
         scale = args.k * args.correction_scale
-    net = quantise(model, scale, BASE_HAND if correction else BASE_NONE)
+    net = quantise(state.best, scale, BASE_HAND if correction else BASE_NONE)
     net.write(args.out)
     size = args.out.stat().st_size
-    net_cp = quantised_cp(net, data, val) + base[val]
+    net_cp = _quantised_cp(net, valid_source, val)
+    if base_cp is not None and correction:
+        net_cp = net_cp + base_cp[val]
     added = ", added to the hand-written evaluation" if correction else ""
     if correction and args.correction_scale != 1:
         added += f" at {args.correction_scale:g} of its fitted size"
@@ -470,16 +855,71 @@ def train(args: Any) -> int:
     # The loss of sigmoid(output / K): a correction's cp are the labels' (K is --k),
     # a network alone's in the units its file gives them.
     loss_k = args.k if correction else net.scale
-    print(f"validation loss, quantised network: {mse(net_cp, target[val], loss_k):.6f}")
-    on_same = mse(net_cp[: len(hand_index)], target[hand_index], loss_k)
+    print(f"validation loss, quantised network: {mse(net_cp, target_val, loss_k):.6f}")
+    on_same = mse(net_cp[: len(hand_index)], hand_target, loss_k)
     print(
         f"on {len(hand_index)} validation positions: network {on_same:.6f}, "
-        f"hand-written evaluation {mse(hand_cp, target[hand_index], args.k):.6f} at K {args.k:g}, "
+        f"hand-written evaluation {mse(hand_cp, hand_target, args.k):.6f} at K {args.k:g}, "
         f"{hand_best:.6f} at its best K {hand_k:g}"
     )
     if args.plot is not None:
-        plot(history, args.plot, args.hidden)
+        plot(state.history, args.plot, args.hidden)
     print(f"seconds {time.monotonic() - began:.1f}")
+    print(f"peak memory {peak_memory_mb():.0f} MB (max RSS)")
+    return 0
+
+
+def bench(args: Any) -> int:
+    """Training steps a second at ``--hidden`` on ``--threads``: batches gathered,
+    decoded (records.features) and trained on, as in training; the kernels' compile
+    time left out (a first step before the clock starts)."""
+    _needs_numba()
+    from . import kernel
+
+    threads = _set_threads(args.threads)
+    if args.store:
+        source: Any = StoreSource(args.store, args.k, args.lam, args.max_positions)
+        what = f"{len(source)} records of {', '.join(map(str, args.store))}"
+    else:
+        made = time.monotonic()
+        count = min(BENCH_RECORDS, args.max_positions or BENCH_RECORDS)
+        source = MemorySource(synthetic_records(count, args.seed), args.k, args.lam)
+        what = f"{len(source)} synthetic records ({time.monotonic() - made:.1f} s to make)"
+    if len(source) == 0:
+        raise UsageError("no records to measure on")
+    rng = np.random.default_rng(args.seed)
+    weights = kernel.Weights.initial(args.hidden, rng)
+    optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP))
+    order = rng.permutation(np.arange(len(source), dtype=np.int64))
+    batches = list(_blocks(order, args.batch_size))
+    compiled = time.monotonic()
+    optimiser.step(source.batch(batches[0]), args.lr, args.weight_decay)
+    compiled = time.monotonic() - compiled
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    positions, steps, in_kernel = 0, 0, 0.0
+    began, cpu = time.monotonic(), time.process_time()
+    while time.monotonic() - began < args.bench_seconds or steps < 3:
+        batch = source.batch(batches[steps % len(batches)])
+        step_began = time.monotonic()
+        optimiser.step(batch, args.lr, args.weight_decay)
+        in_kernel += time.monotonic() - step_began
+        positions += len(batch)
+        steps += 1
+    seconds = time.monotonic() - began
+    cpu = time.process_time() - cpu
+    print(
+        f"bench: hidden {args.hidden}, {threads} threads, batch {args.batch_size}, {what}: "
+        f"{positions / seconds:,.0f} positions/s ({steps} steps in {seconds:.1f} s; "
+        f"kernels {in_kernel / seconds:.0%} of it, batches the rest; "
+        f"compile {compiled:.1f} s not counted; load average {load:.2f} before)"
+    )
+    # On a shared machine the threads may not get their CPUs: the CPU time says how
+    # many they had, and the rate per CPU second what the code does with one.
+    print(
+        f"bench: CPU time {cpu:.1f} s, {cpu / seconds:.2f} CPUs busy on average: "
+        f"{positions / max(cpu, 1e-9):,.0f} positions per CPU second"
+    )
+    print(f"peak memory {peak_memory_mb():.0f} MB (max RSS)")
     return 0
 
 
@@ -505,8 +945,8 @@ def plot(history: list[tuple[int, float, float]], path: Path, hidden: int) -> No
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     try:
-        return train(args)
-    except (UsageError, DataError) as exc:
+        return bench(args) if args.bench else train(args)
+    except (UsageError, DataError, RecordError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
