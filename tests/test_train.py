@@ -27,6 +27,17 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("numba") is None, reason="numba (the [train] extra) is not installed"
 )
 
+
+@pytest.fixture(autouse=True, scope="module")
+def compiled_kernels() -> None:
+    """The kernels compiled once into numba's cache before the tests start trainers,
+    so that each trainer loads them (about a second) instead of compiling them in
+    every process at once (tens of seconds each on a busy machine)."""
+    from scripts.training import kernel
+
+    kernel.warm_up()
+
+
 SCORED = REPO / "tests" / "data" / "tuning_sample.gz"
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 """The loss plot needs the [plot] extra; with only [train,test] the training is tested

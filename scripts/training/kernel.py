@@ -20,6 +20,9 @@ slices are added in order afterwards. No two threads write the same number, and
 the sums are taken in the same order with one thread or two: a fixed seed gives
 the same network whatever ``--threads`` is.
 
+The training kernels release the GIL, so that the trainer can make the next batch
+(numpy) while they run.
+
 Adam is plain (dense) Adam, torch.optim.AdamW's arithmetic (bias-corrected, decoupled
 weight decay, ``eps`` added to the corrected root): in batches of thousands of
 positions nearly every feature row is active at every step, so the sparse variant
@@ -168,7 +171,7 @@ def _backward_row(g_ft: Array, index: Array, start: int, end: int, delta: Array)
             g_ft[f, j] += delta[j]
 
 
-@njit(parallel=True, fastmath=False, cache=True)
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
 def gradients(
     ft: Array,
     bias: Array,
@@ -241,7 +244,7 @@ def gradients(
     return mean
 
 
-@njit(parallel=True, fastmath=False, cache=True)
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
 def update(
     param: Array,
     parts_ft: Array,
@@ -397,3 +400,22 @@ def batch_loss(weights: Weights, batch: Batch) -> float:
     z = outputs(weights, batch) + batch.base
     p = 1.0 / (1.0 + np.exp(-z))
     return float(np.mean((p - batch.target) ** 2))
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels for the trainer's types: a
+    first training step on two positions, float32, as the trainer's are."""
+    offsets = np.array([0, 1, 2], dtype=np.int64)
+    features = np.array([0, 1], dtype=np.int16)
+    batch = Batch(
+        offsets, features, features, np.array([True, False]),
+        np.full(2, 0.5, dtype=np.float32), np.zeros(2, dtype=np.float32),
+    )  # fmt: skip
+    weights = Weights.initial(2, np.random.default_rng(0))
+    Optimiser(weights, weights.clips(1.0, 1.0)).step(batch, 1e-3, 0.0)
+    batch_loss(weights, batch)
+    quantised_forward(
+        np.zeros((INPUTS, 2), np.int64), np.zeros(2, np.int64), np.zeros(4, np.int64), 0,
+        255, 64, 400, offsets, features, features, batch.white_to_move,
+        np.zeros(2, np.int64),
+    )  # fmt: skip

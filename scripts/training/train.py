@@ -52,6 +52,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -670,6 +671,30 @@ def _blocks(index: Any, size: int) -> Any:
         yield index[start : start + size]
 
 
+def _prefetched(source: Any, order: Any, size: int) -> Iterator[Any]:
+    """The batches of ``order``'s blocks of ``size``, each made (gathered, decoded) in
+    another thread while the caller trains on the one before: the kernels release
+    the GIL, so a batch's numpy work overlaps the last one's training. The batches
+    are the same as made one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(index: Any) -> Any:
+        # Sorted, the gather reads each chunk's pages in order; which positions make
+        # the batch is what the permutation chose.
+        return source.batch(np.sort(index))
+
+    blocks = list(_blocks(order, size))
+    if not blocks:
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(make, blocks[0])
+        for following in [*blocks[1:], None]:
+            batch = pending.result()
+            if following is not None:
+                pending = pool.submit(make, following)
+            yield batch
+
+
 def _validation_loss(weights: Any, source: Any, index: Any) -> float:
     from . import kernel
 
@@ -780,10 +805,7 @@ def train(args: Any) -> int:
         total, count = 0.0, 0
         epoch_began = time.monotonic()
         with _progress(len(order), epoch) as bar:
-            for index in _blocks(order, args.batch_size):
-                # Sorted, the gather reads each chunk's pages in order; which positions
-                # make the batch is what the permutation chose.
-                batch = source.batch(np.sort(index))
+            for batch in _prefetched(source, order, args.batch_size):
                 loss = optimiser.step(batch, lr, args.weight_decay)
                 total += loss * len(batch)
                 count += len(batch)
@@ -871,8 +893,9 @@ def train(args: Any) -> int:
 
 def bench(args: Any) -> int:
     """Training steps a second at ``--hidden`` on ``--threads``: batches gathered,
-    decoded (records.features) and trained on, as in training; the kernels' compile
-    time left out (a first step before the clock starts)."""
+    decoded (records.features) and trained on, as in training (the next batch made
+    while the kernels run); the kernels' compile time left out (a first step before
+    the clock starts)."""
     _needs_numba()
     from . import kernel
 
@@ -891,26 +914,31 @@ def bench(args: Any) -> int:
     weights = kernel.Weights.initial(args.hidden, rng)
     optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP))
     order = rng.permutation(np.arange(len(source), dtype=np.int64))
-    batches = list(_blocks(order, args.batch_size))
     compiled = time.monotonic()
-    optimiser.step(source.batch(batches[0]), args.lr, args.weight_decay)
+    optimiser.step(source.batch(np.sort(order[: args.batch_size])), args.lr, args.weight_decay)
     compiled = time.monotonic() - compiled
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     positions, steps, in_kernel = 0, 0, 0.0
     began, cpu = time.monotonic(), time.process_time()
-    while time.monotonic() - began < args.bench_seconds or steps < 3:
-        batch = source.batch(batches[steps % len(batches)])
-        step_began = time.monotonic()
-        optimiser.step(batch, args.lr, args.weight_decay)
-        in_kernel += time.monotonic() - step_began
-        positions += len(batch)
-        steps += 1
+    running = True
+    while running:
+        # Epochs over the records as training goes through them, the next batch
+        # made while the kernels train on this one.
+        for batch in _prefetched(source, order, args.batch_size):
+            step_began = time.monotonic()
+            optimiser.step(batch, args.lr, args.weight_decay)
+            in_kernel += time.monotonic() - step_began
+            positions += len(batch)
+            steps += 1
+            if time.monotonic() - began >= args.bench_seconds and steps >= 3:
+                running = False
+                break
     seconds = time.monotonic() - began
     cpu = time.process_time() - cpu
     print(
         f"bench: hidden {args.hidden}, {threads} threads, batch {args.batch_size}, {what}: "
         f"{positions / seconds:,.0f} positions/s ({steps} steps in {seconds:.1f} s; "
-        f"kernels {in_kernel / seconds:.0%} of it, batches the rest; "
+        f"kernels {in_kernel / seconds:.0%} of it, waiting for batches the rest; "
         f"compile {compiled:.1f} s not counted; load average {load:.2f} before)"
     )
     # On a shared machine the threads may not get their CPUs: the CPU time says how
