@@ -442,3 +442,52 @@ def test_bench_measures_training_steps() -> None:
     assert done.returncode == 0, done.stderr
     assert "bench: hidden 8, 1 threads, batch 256, 1000 synthetic records" in done.stdout
     assert " positions/s (" in done.stdout and "positions per CPU second" in done.stdout
+
+
+def test_an_interrupted_run_says_how_to_resume_and_resumes(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) after the first checkpoint: exit 130, one line naming the
+    checkpoint, which --resume takes on to the uninterrupted run's file."""
+    import signal
+    import sys
+    import time
+
+    train, valid, _ = stores(tmp_path)
+    out = tmp_path / "net.nnue"
+    checkpoint = tmp_path / "net.nnue.ckpt"
+    common = [
+        *("--store", str(train), "--valid", str(valid), "--lam", "1.0"),
+        *("--hidden", "8", "--batch-size", "16", "--lr", "0.01", "--threads", "1"),
+        *("--epochs", "60"),
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scripts.training.train", *common, "--out", str(out)],
+        cwd=str(REPO),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run ended before the interrupt reached it")
+    assert process.returncode == 130, stderr
+    epochs = [line for line in stdout.splitlines() if line.startswith("epoch ")]
+    # The epoch of the checkpoint: the last one printed (or the one before, if the
+    # interrupt came between its line and its checkpoint).
+    assert stderr.startswith("train: interrupted: continue after epoch ")
+    done = int(stderr.split()[5])
+    assert stderr == f"train: interrupted: continue after epoch {done} with --resume {checkpoint}\n"
+    assert len(epochs) - 1 <= done <= len(epochs)
+    assert not out.exists()
+    resumed = run_repo_script(
+        "training.train", *common, "--out", str(out), "--resume", str(checkpoint)
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed after epoch {done} from" in resumed.stdout
+    whole = tmp_path / "whole.nnue"
+    done_whole = run_repo_script("training.train", *common, "--out", str(whole))
+    assert done_whole.returncode == 0, done_whole.stderr
+    assert out.read_bytes() == whole.read_bytes()

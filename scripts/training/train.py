@@ -797,43 +797,56 @@ def train(args: Any) -> int:
         state.best_loss = _validation_loss(weights, valid_source, val)
         print(f"before training: validation {state.best_loss:.6f}", flush=True)
     done = args.max_steps is not None and state.steps >= args.max_steps
-    while state.epoch < args.epochs and not done:
-        epoch = state.epoch + 1
-        # torch's CosineAnnealingLR over the epochs.
-        lr = args.lr * (1 + math.cos(math.pi * (epoch - 1) / args.epochs)) / 2
-        order = state.rng.permutation(trn)
-        total, count = 0.0, 0
-        epoch_began = time.monotonic()
-        with _progress(len(order), epoch) as bar:
-            for batch in _prefetched(source, order, args.batch_size):
-                loss = optimiser.step(batch, lr, args.weight_decay)
-                total += loss * len(batch)
-                count += len(batch)
-                state.steps += 1
-                bar.update(len(batch))
-                if args.max_steps is not None and state.steps >= args.max_steps:
-                    done = True
-                    break
-        rate = count / max(time.monotonic() - epoch_began, 1e-9)
-        state.epoch = epoch
-        state.history.append((epoch, total / count, _validation_loss(weights, valid_source, val)))
-        print(
-            f"epoch {epoch} train {state.history[-1][1]:.6f} "
-            f"validation {state.history[-1][2]:.6f} "
-            f"({time.monotonic() - began:.0f} s, {rate:,.0f} positions/s)",
-            flush=True,
-        )
-        if state.history[-1][2] < state.best_loss:
-            state.best_loss, state.best_epoch = state.history[-1][2], epoch
-            state.best = weights.copy()
-        state.save(checkpoint, settings)
-        if args.stop_after is not None and epoch >= args.stop_after and epoch < args.epochs:
+    saved = state.epoch if args.resume is not None else 0  # the checkpoint's epoch
+    try:
+        while state.epoch < args.epochs and not done:
+            epoch = state.epoch + 1
+            # torch's CosineAnnealingLR over the epochs.
+            lr = args.lr * (1 + math.cos(math.pi * (epoch - 1) / args.epochs)) / 2
+            order = state.rng.permutation(trn)
+            total, count = 0.0, 0
+            epoch_began = time.monotonic()
+            with _progress(len(order), epoch) as bar:
+                for batch in _prefetched(source, order, args.batch_size):
+                    loss = optimiser.step(batch, lr, args.weight_decay)
+                    total += loss * len(batch)
+                    count += len(batch)
+                    state.steps += 1
+                    bar.update(len(batch))
+                    if args.max_steps is not None and state.steps >= args.max_steps:
+                        done = True
+                        break
+            rate = count / max(time.monotonic() - epoch_began, 1e-9)
+            state.epoch = epoch
+            state.history.append(
+                (epoch, total / count, _validation_loss(weights, valid_source, val))
+            )
             print(
-                f"stopped after epoch {epoch}: continue with --resume {checkpoint} "
-                f"(peak memory {peak_memory_mb():.0f} MB)",
+                f"epoch {epoch} train {state.history[-1][1]:.6f} "
+                f"validation {state.history[-1][2]:.6f} "
+                f"({time.monotonic() - began:.0f} s, {rate:,.0f} positions/s)",
                 flush=True,
             )
-            return 0
+            if state.history[-1][2] < state.best_loss:
+                state.best_loss, state.best_epoch = state.history[-1][2], epoch
+                state.best = weights.copy()
+            state.save(checkpoint, settings)
+            saved = epoch
+            if args.stop_after is not None and epoch >= args.stop_after and epoch < args.epochs:
+                print(
+                    f"stopped after epoch {epoch}: continue with --resume {checkpoint} "
+                    f"(peak memory {peak_memory_mb():.0f} MB)",
+                    flush=True,
+                )
+                return 0
+    except KeyboardInterrupt:
+        # The checkpoint of the last finished epoch stays as it was (it is written
+        # under another name and renamed): say how to go on from it.
+        if saved:
+            raise KeyboardInterrupt(
+                f"interrupted: continue after epoch {saved} with --resume {checkpoint}"
+            ) from None
+        raise
     print(f"kept epoch {state.best_epoch} (validation {state.best_loss:.6f})", flush=True)
     if state.best_epoch == 0:
         # Still written (the run is reproducible), but what training learnt did not
@@ -980,8 +993,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"{PROG}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
 
 
