@@ -89,6 +89,7 @@ of the engine's constants:
 - ``speed.yardstick``             python-chess's perft rate: the host's speed, which
                                   scales a ladder's clock.
 - ``speed.compare_nps``           bench nodes/s of several builds, alternating, as ratios.
+- ``speed.widths``                what a network of each width costs the search, on one tree.
 - ``speed.eval_profile``          where the evaluation's time goes.
 - ``speed.startup_bench``         process start to ``uciok`` (median of N runs).
 - ``speed.latency``               how late an engine answers ``go movetime``, as a GUI sees it.
