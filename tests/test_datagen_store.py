@@ -45,12 +45,10 @@ def openings(tmp_path: Path) -> Path:
     return path
 
 
-def datagen(
-    tmp_path: Path, out: list[str], *args: str, code: int = 0
-) -> subprocess.CompletedProcess[str]:
-    done = run_repo_script(
-        "training.datagen",
-        *out,
+def settings(tmp_path: Path) -> list[str]:
+    """The small self-play run every test makes: 100-node games from three openings,
+    labelled by Stockfish's static evaluation."""
+    return [
         "--engine",
         str(STOCKFISH),
         "--nodes",
@@ -67,6 +65,16 @@ def datagen(
         str(STOCKFISH),
         "--label-static",
         "--quiet",
+    ]
+
+
+def datagen(
+    tmp_path: Path, out: list[str], *args: str, code: int = 0
+) -> subprocess.CompletedProcess[str]:
+    done = run_repo_script(
+        "training.datagen",
+        *out,
+        *settings(tmp_path),
         *args,
         timeout=300,
     )
@@ -351,22 +359,7 @@ def test_a_run_killed_mid_store_resumes_to_the_same_store(tmp_path: Path) -> Non
         "6",
         "--games-per-chunk",
         "1",
-        "--engine",
-        str(STOCKFISH),
-        "--nodes",
-        "100",
-        "--openings",
-        str(openings(tmp_path)),
-        "--random-plies",
-        "0",
-        "--max-plies",
-        "40",
-        "--skip-plies",
-        "2",
-        "--teacher",
-        str(STOCKFISH),
-        "--label-static",
-        "--quiet",
+        *settings(tmp_path),
     ]
     killed = tmp_path / "killed"
     command = [sys.executable, "-m", "scripts.training.datagen", "--store", str(killed), *args]
