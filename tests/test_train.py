@@ -491,3 +491,31 @@ def test_an_interrupted_run_says_how_to_resume_and_resumes(tmp_path: Path) -> No
     done_whole = run_repo_script("training.train", *common, "--out", str(whole))
     assert done_whole.returncode == 0, done_whole.stderr
     assert out.read_bytes() == whole.read_bytes()
+
+
+def test_an_interrupt_right_after_a_checkpoint_names_that_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C between the checkpoint's rename and the loop's own bookkeeping (the window
+    a CI run once hit): the message names the epoch the file holds."""
+    from scripts.training import train as trainer
+
+    train, valid, _ = stores(tmp_path)
+    checkpoint = tmp_path / "net.nnue.ckpt"
+    real_save = trainer.State.save
+
+    def save_then_interrupt(self: trainer.State, path: Path, settings: dict[str, object]) -> None:
+        real_save(self, path, settings)
+        if self.epoch == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer.State, "save", save_then_interrupt)
+    code = trainer.main([
+        *("--store", str(train), "--valid", str(valid), "--lam", "1.0", "--hidden", "8"),
+        *("--batch-size", "64", "--threads", "1", "--epochs", "5"),
+        *("--out", str(tmp_path / "net.nnue")),
+    ])  # fmt: skip
+    assert code == 130
+    assert capsys.readouterr().err == (
+        f"train: interrupted: continue after epoch 2 with --resume {checkpoint}\n"
+    )

@@ -657,6 +657,15 @@ class State:
         self.rng.bit_generator.state = meta["rng"]
 
 
+def _checkpoint_epoch(path: Path) -> int:
+    """The epoch a checkpoint file holds; 0 if there is none to read."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            return int(json.loads(str(saved["meta"]))["epoch"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 WEIGHT_NAMES = ("ft", "bias", "out_w", "out_b")
 OUT_CLIP = 32767 / QB
 """Output weights times QB must fit int16 (feature weights and bias stay within
@@ -797,7 +806,7 @@ def train(args: Any) -> int:
         state.best_loss = _validation_loss(weights, valid_source, val)
         print(f"before training: validation {state.best_loss:.6f}", flush=True)
     done = args.max_steps is not None and state.steps >= args.max_steps
-    saved = state.epoch if args.resume is not None else 0  # the checkpoint's epoch
+    written = args.resume is not None  # whether the checkpoint is this run's
     try:
         while state.epoch < args.epochs and not done:
             epoch = state.epoch + 1
@@ -830,8 +839,8 @@ def train(args: Any) -> int:
             if state.history[-1][2] < state.best_loss:
                 state.best_loss, state.best_epoch = state.history[-1][2], epoch
                 state.best = weights.copy()
+            written = True
             state.save(checkpoint, settings)
-            saved = epoch
             if args.stop_after is not None and epoch >= args.stop_after and epoch < args.epochs:
                 print(
                     f"stopped after epoch {epoch}: continue with --resume {checkpoint} "
@@ -841,7 +850,9 @@ def train(args: Any) -> int:
                 return 0
     except KeyboardInterrupt:
         # The checkpoint of the last finished epoch stays as it was (it is written
-        # under another name and renamed): say how to go on from it.
+        # under another name and renamed): say how to go on from it. Its epoch is read
+        # from the file, since Ctrl-C may come between the rename and any bookkeeping.
+        saved = _checkpoint_epoch(checkpoint) if written else 0
         if saved:
             raise KeyboardInterrupt(
                 f"interrupted: continue after epoch {saved} with --resume {checkpoint}"
