@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.nnue import Network
+from engine.core.nnue import CRELU, Network
 
 
-def random_network(hidden: int, seed: int = 1) -> Network:
+def random_network(
+    hidden: int, seed: int = 1, activation: int = CRELU, buckets: int = 1
+) -> Network:
     """A seeded random network ``hidden`` wide, its weights well inside the
     accumulators' 16-bit lanes: a file to load and search with, not to play with."""
     rng = np.random.default_rng(seed)
@@ -18,6 +20,9 @@ def random_network(hidden: int, seed: int = 1) -> Network:
         400,
         rng.integers(-300, 300, (768, hidden)).astype(np.int16),
         rng.integers(-200, 400, hidden).astype(np.int16),
-        rng.integers(-100, 100, 2 * hidden).astype(np.int16),
-        1234,
+        rng.integers(-100, 100, (buckets, 2 * hidden)).astype(np.int16),
+        rng.integers(-3000, 3000, buckets).astype(np.int32)
+        if buckets > 1
+        else np.array([1234], dtype=np.int32),
+        activation=activation,
     )

@@ -22,6 +22,7 @@ import chess.polyglot
 import pytest
 
 from engine import compiled
+from engine.core.nnue import SCRELU
 from tests.networks import random_network
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,6 +221,30 @@ def _bench_nodes(output: str) -> int:
     return int(match.group(1))
 
 
+SCORES_AGREE = """
+import random, sys, chess
+from engine.core import nnue, nnue_eval
+from engine.core.board import Board
+net = nnue.load(sys.argv[1])
+evaluator = nnue_eval.NetworkEvaluator(net, cache_bits=0)
+board = chess.Board()
+native = Board.from_chess(board)
+native.use_network(evaluator.incremental)
+rng = random.Random(3)
+buckets = set()
+while not board.is_game_over() and board.ply() < 200:
+    moves = list(board.legal_moves)
+    captures = [m for m in moves if board.is_capture(m)]
+    move = rng.choice(captures or moves)
+    native.make(native.from_chess_move(move))
+    board.push(move)
+    assert evaluator.evaluate(native) == net.evaluate(board), board.fen()
+    buckets.add(nnue.bucket(len(board.piece_map()), net.buckets))
+assert len(buckets) >= 6, buckets
+print("compiled" if nnue_eval.COMPILED else "interpreted", "agree")
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(2400)  # the compile's own limit (1800 s) first
 @pytest.mark.skipif(compiled.missing_tools() != [], reason="needs mypy and setuptools")
@@ -236,6 +261,11 @@ def test_compile_for_real(tmp_path: Path) -> None:
     nnue_bench = ("bench", "--depth", "4", "--nnue", "--eval-file", str(tmp_path / "random.nnue"))
     interpreted_nnue = _cutoff(tmp_path, *nnue_bench)
     assert interpreted_nnue.returncode == 0, interpreted_nnue.stderr
+    # SCReLU with output buckets: the squared loop, in 64 bits, and the bucket choice.
+    random_network(64, seed=69, activation=SCRELU, buckets=8).write(tmp_path / "screlu.nnue")
+    screlu_bench = ("bench", "--depth", "4", "--nnue", "--eval-file", str(tmp_path / "screlu.nnue"))
+    interpreted_screlu = _cutoff(tmp_path, *screlu_bench)
+    assert interpreted_screlu.returncode == 0, interpreted_screlu.stderr
     result = _cutoff(tmp_path, "compile", timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert compiled.stale_modules(str(pkg)) == []
@@ -269,6 +299,15 @@ def test_compile_for_real(tmp_path: Path) -> None:
     fast_nnue = _cutoff(tmp_path, *nnue_bench)
     assert f"({MODULES} modules); network" in fast_nnue.stdout, fast_nnue.stdout
     assert _bench_nodes(fast_nnue.stdout) == _bench_nodes(interpreted_nnue.stdout)
+    fast_screlu = _cutoff(tmp_path, *screlu_bench)
+    assert _bench_nodes(fast_screlu.stdout) == _bench_nodes(interpreted_screlu.stdout)
+    # And score by score: the compiled evaluator against the from-scratch reference
+    # along a game that goes through every bucket's material.
+    agree = subprocess.run(
+        [sys.executable, "-c", SCORES_AGREE, str(tmp_path / "screlu.nnue")],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert agree.stdout.split() == ["compiled", "agree"], agree.stdout + agree.stderr
     # A script that imports engine runs the same build, on the installed python-chess.
     script = (
         "import chess, engine.core.search, engine.compiled as c; "

@@ -177,13 +177,13 @@ def test_integer_forward_is_the_engines_evaluation() -> None:
         hidden, 255, 64, 400,
         rng.integers(-300, 300, size=(768, hidden)).astype(np.int16),
         rng.integers(-100, 200, size=hidden).astype(np.int16),
-        rng.integers(-2000, 2000, size=2 * hidden).astype(np.int16),
-        int(rng.integers(-5000, 5000)),
+        rng.integers(-2000, 2000, size=(1, 2 * hidden)).astype(np.int16),
+        rng.integers(-5000, 5000, size=1).astype(np.int32),
     )  # fmt: skip
     out = np.empty(len(fens), dtype=np.int64)
     k.quantised_forward(
         net.ft_weights.astype(np.int64), net.ft_bias.astype(np.int64),
-        net.out_weights.astype(np.int64), net.out_bias, net.qa, net.qb, net.scale,
+        net.out_weights[0].astype(np.int64), int(net.out_bias[0]), net.qa, net.qb, net.scale,
         batch.offsets, batch.white, batch.black, batch.white_to_move, out,
     )  # fmt: skip
     assert out.tolist() == [net.evaluate(chess.Board(fen)) for fen in fens]

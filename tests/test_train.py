@@ -79,7 +79,7 @@ def test_trains_writes_and_reads_back(tmp_path: Path) -> None:
 
     net = nnue.load(out)
     assert net.scale == hand_k and f"{hand_k} cp per unit" in done.stdout
-    assert net.hidden == 8 and out.stat().st_size == 8 + 24 + 2 * (768 * 8 + 8 + 16) + 4
+    assert net.hidden == 8 and out.stat().st_size == 8 + 36 + 2 * (768 * 8 + 8 + 16) + 4
     # The engine's integer evaluation is the trainer's quantised one, position by position.
     arrays = Data([data], None)
     index = np.arange(0, len(samples), 37)
@@ -203,8 +203,8 @@ def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
         400,
         np.zeros((768, 4), np.int16),
         np.zeros(4, np.int16),
-        np.zeros(8, np.int16),
-        0,
+        np.zeros((1, 8), np.int16),
+        np.zeros(1, np.int32),
         base=7,
     )
     net.write(good)
@@ -308,7 +308,7 @@ def test_store_training_writes_the_network_the_engine_evaluates(tmp_path: Path) 
     # The float network of the kept epoch, from the checkpoint beside the file.
     w = float_weights(tmp_path / "net.nnue.ckpt")
     qa, qb = net.qa, net.qb
-    out_q = net.out_weights / qb
+    out_q = net.out_weights[0] / qb
     apart = []
     for fen in valid_fens:
         board = chess.Board(fen)
@@ -326,7 +326,7 @@ def test_store_training_writes_the_network_the_engine_evaluates(tmp_path: Path) 
         bound = net.scale * (
             np.abs(out_q) @ np.abs(h - hq)
             + h @ np.abs(w["out_w"] - out_q)
-            + abs(w["out_b"][0] - net.out_bias / (qa * qb))
+            + abs(w["out_b"][0] - net.out_bias[0] / (qa * qb))
         )
         engine_cp = net.evaluate(board)
         assert abs(float_cp - engine_cp) <= bound + 1, (fen, float_cp, engine_cp, bound)

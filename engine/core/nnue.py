@@ -7,28 +7,43 @@ A 768 -> N -> 1 network with two perspectives (issue 68, docs/training.md):
   swapped, so feature ``own_or_enemy * 384 + piece_type_index * 64 + square``;
 * accumulators: per perspective ``bias + sum of the active features' columns``, the
   same weights for both;
-* output: clipped ReLU of [side to move's accumulator, the other's], a dot product
-  with the output weights plus a bias, scaled to centipawns from the side to move's
-  view. A position and its colour-flipped mirror therefore score the same, exactly.
+* activation: each accumulator value clipped to [0, QA] (clipped ReLU, CReLU), or
+  that squared (SCReLU);
+* output: the activations of [side to move's accumulator, the other's], a dot product
+  with one output bucket's weights plus its bias, scaled to centipawns from the side
+  to move's view. The bucket follows the material: with B buckets and ``n`` pieces on
+  the board, bucket ``min((n - 2) // ceil(32 / B), B - 1)`` (one bucket: always 0).
+  A position and its colour-flipped mirror therefore score the same, exactly.
 
 Everything is an integer (quantised when the network is written by
-scripts.training.train), so an evaluation is exact and reproducible. The file:
+scripts.training.train), so an evaluation is exact and reproducible:
+
+* CReLU: ``cp = (sum clip(a) * w + bias) * scale // (QA * QB)``;
+* SCReLU: ``cp = (sum clip(a)**2 * w // QA + bias) * scale // (QA * QB)``: with QA
+  255, int16 weights and 2N = 512 terms the sum reaches 2**40, so it is taken in 64
+  bits (Python's integers interpreted, ``i64`` compiled), never in 32.
+
+The file, version 2 (the magic's last byte is the version):
 
 ============  =====================================================================
 bytes         content (little-endian)
 ============  =====================================================================
-8             magic ``b"CUTNNUE1"``
-6 x 4         uint32 inputs (768), hidden N, QA, QB, scale; int32 base (0 or 1)
+8             magic ``b"CUTNNUE2"``
+9 x 4         uint32 inputs (768), hidden N, QA, QB, scale; int32 base (0 or 1);
+              uint32 activation (0 CReLU, 1 SCReLU), buckets B; uint32 0 (reserved)
 768 x N x 2   int16 feature weights, feature-major (feature f's column is N values)
 N x 2         int16 accumulator bias
-2N x 2        int16 output weights (the first N read the side to move's accumulator)
-4             int32 output bias
+B x 2N x 2    int16 output weights, bucket by bucket (the first N of a bucket read
+              the side to move's accumulator)
+B x 4         int32 output biases
 ============  =====================================================================
 
-with the accumulator in units of 1/QA (clipped to [0, QA]), the output weights in
-units of 1/QB, and ``cp = (dot + bias) * scale // (QA * QB)``. With base 1 (BASE_HAND)
-that cp is a correction added to the hand-written evaluation's (engine.core.evaluate):
-the network learnt only that evaluation's error.
+with the accumulator in units of 1/QA, the output weights in units of 1/QB. Version
+1 (``b"CUTNNUE1"``, the first 6 fields, one bucket, CReLU, one int32 bias) is still
+read; a loader of version 1 compares all 8 bytes of the magic, so it refuses a version
+2 file instead of misreading it, and this one names the version of a newer file. With
+base 1 (BASE_HAND) the cp is a correction added to the hand-written evaluation's
+(engine.core.evaluate): the network learnt only that evaluation's error.
 
 This module owns the format, loading and writing it, and evaluating a position with
 it: from scratch (``Network.evaluate``), and the columns from which the search board
@@ -51,15 +66,29 @@ import chess
 import numpy as np
 import numpy.typing as npt
 
-MAGIC: Final = b"CUTNNUE1"
+MAGIC: Final = b"CUTNNUE2"
+MAGIC_V1: Final = b"CUTNNUE1"
+_MAGIC_STEM: Final = b"CUTNNUE"
 INPUTS: Final = 768
-_HEADER: Final = struct.Struct("<5Ii")
+_HEADER_V1: Final = struct.Struct("<5Ii")
+_HEADER: Final = struct.Struct("<5Ii3I")
+CRELU: Final = 0
+"""The header's activation field: clipped ReLU, ``clip(a, 0, QA)``."""
+SCRELU: Final = 1
+"""The header's activation field: squared clipped ReLU, ``clip(a, 0, QA) ** 2``."""
+ACTIVATIONS: Final = {"crelu": CRELU, "screlu": SCRELU}
+MAX_BUCKETS: Final = 32
 BASE_NONE: Final = 0
 """The header's last field: the network's output is the score."""
 BASE_HAND: Final = 1
 """The header's last field: the output is added to the hand-written evaluation's score."""
 MAX_HIDDEN: Final = 4096
-MAX_FILE_BYTES: Final = 8 + 24 + 2 * (INPUTS * MAX_HIDDEN + 3 * MAX_HIDDEN) + 4
+MAX_FILE_BYTES: Final = (
+    8
+    + _HEADER.size
+    + 2 * (INPUTS * MAX_HIDDEN + MAX_HIDDEN + MAX_BUCKETS * 2 * MAX_HIDDEN)
+    + 4 * MAX_BUCKETS
+)
 
 
 class NetworkError(ValueError):
@@ -89,6 +118,13 @@ MIRROR: Final = [
 ``(0 if white else 1) * 384 + type * 64 + square``)."""
 
 
+def bucket(pieces: int, buckets: int) -> int:
+    """The output bucket of a position with ``pieces`` pieces (kings included)."""
+    index = (pieces - 2) // ((32 + buckets - 1) // buckets)
+    # Clamped both ways: a test position may have more than 32 pieces or fewer than 2.
+    return min(max(index, 0), buckets - 1)
+
+
 @dataclass(frozen=True)
 class Network:
     """A quantised network (see the module docstring for the meaning of each part)."""
@@ -99,20 +135,27 @@ class Network:
     scale: int
     ft_weights: npt.NDArray[np.int16]  # (768, hidden)
     ft_bias: npt.NDArray[np.int16]  # (hidden,)
-    out_weights: npt.NDArray[np.int16]  # (2 * hidden,)
-    out_bias: int
+    out_weights: npt.NDArray[np.int16]  # (buckets, 2 * hidden)
+    out_bias: npt.NDArray[np.int32]  # (buckets,)
     base: int = BASE_NONE
     """BASE_NONE: the output is the score; BASE_HAND: it is added to the hand-written
     evaluation's (the network learnt that evaluation's error)."""
+    activation: int = CRELU
+
+    @property
+    def buckets(self) -> int:
+        return int(self.out_weights.shape[0])
 
     def write(self, path: Union[str, Path]) -> None:
+        """The file, version 2 (every network is written in the newest version)."""
         with open(path, "wb") as handle:
             handle.write(MAGIC)
-            handle.write(_HEADER.pack(INPUTS, self.hidden, self.qa, self.qb, self.scale, self.base))
+            fields = (INPUTS, self.hidden, self.qa, self.qb, self.scale, self.base)
+            handle.write(_HEADER.pack(*fields, self.activation, self.buckets, 0))
             handle.write(self.ft_weights.astype("<i2").tobytes())
             handle.write(self.ft_bias.astype("<i2").tobytes())
             handle.write(self.out_weights.astype("<i2").tobytes())
-            handle.write(struct.pack("<i", self.out_bias))
+            handle.write(self.out_bias.astype("<i4").tobytes())
 
     # ------------------------------------------------------- evaluation from scratch
 
@@ -124,28 +167,32 @@ class Network:
             total = total + self.ft_weights[active].astype(np.int64).sum(axis=0)
         return [int(value) for value in total]
 
-    def output(self, us: list[int], them: list[int]) -> int:
-        """Centipawns from the side to move's view, given the two accumulators."""
+    def output(self, us: list[int], them: list[int], pieces: int = 32) -> int:
+        """Centipawns from the side to move's view, given the two accumulators and
+        the number of pieces on the board (which picks the output bucket)."""
         qa = self.qa
-        weights = self.out_weights.tolist()
+        b = bucket(pieces, self.buckets)
+        weights = self.out_weights[b].tolist()
         hidden = self.hidden
-        dot = self.out_bias
+        square = self.activation == SCRELU
+        dot = 0
         for i in range(hidden):
-            a = us[i]
-            b = them[i]
-            if a > 0:
-                dot += (a if a < qa else qa) * weights[i]
-            if b > 0:
-                dot += (b if b < qa else qa) * weights[hidden + i]
-        return dot * self.scale // (qa * self.qb)
+            for value, weight in ((us[i], weights[i]), (them[i], weights[hidden + i])):
+                if value > 0:
+                    clipped = value if value < qa else qa
+                    dot += (clipped * clipped if square else clipped) * weight
+        if square:
+            dot //= qa
+        return (dot + int(self.out_bias[b])) * self.scale // (qa * self.qb)
 
     def evaluate(self, board: chess.Board) -> int:
         """The network's score of ``board`` in cp from the side to move's view."""
         white = self.accumulator(board, chess.WHITE)
         black = self.accumulator(board, chess.BLACK)
+        pieces = chess.popcount(board.occupied)
         if board.turn == chess.WHITE:
-            return self.output(white, black)
-        return self.output(black, white)
+            return self.output(white, black, pieces)
+        return self.output(black, white, pieces)
 
 
 # ----------------------------------------------------------------- incremental form
@@ -247,18 +294,32 @@ def load(path: Union[str, Path]) -> Network:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise NetworkError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if data[: len(MAGIC)] != MAGIC:
+    stem = len(_MAGIC_STEM)
+    if data[:stem] != _MAGIC_STEM or len(data) < len(MAGIC):
         raise NetworkError(f"{path}: not a Cutoff network file (bad magic)")
+    version = data[stem : len(MAGIC)]
+    if version not in (MAGIC[stem:], MAGIC_V1[stem:]):
+        raise NetworkError(
+            f"{path}: network format version {version.decode('ascii', 'replace')}: "
+            "this Cutoff reads versions 1 and 2"
+        )
     offset = len(MAGIC)
-    if len(data) < offset + _HEADER.size:
+    header = _HEADER if version == MAGIC[stem:] else _HEADER_V1
+    if len(data) < offset + header.size:
         raise NetworkError(f"{path}: truncated header")
-    inputs, hidden, qa, qb, scale, base = _HEADER.unpack_from(data, offset)
-    offset += _HEADER.size
+    fields = header.unpack_from(data, offset)
+    inputs, hidden, qa, qb, scale, base = fields[:6]
+    activation, buckets = fields[6:8] if header is _HEADER else (CRELU, 1)
+    offset += header.size
     if inputs != INPUTS or not 1 <= hidden <= MAX_HIDDEN or qa <= 0 or qb <= 0 or scale <= 0:
         raise NetworkError(f"{path}: bad header ({inputs} inputs, {hidden} hidden)")
     if base not in (BASE_NONE, BASE_HAND):
         raise NetworkError(f"{path}: unknown base evaluation {base}")
-    expected = offset + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4
+    if activation not in ACTIVATIONS.values():
+        raise NetworkError(f"{path}: unknown activation {activation}")
+    if not 1 <= buckets <= MAX_BUCKETS:
+        raise NetworkError(f"{path}: {buckets} output buckets (1 to {MAX_BUCKETS})")
+    expected = offset + 2 * (INPUTS * hidden + hidden + buckets * 2 * hidden) + 4 * buckets
     if len(data) != expected:
         raise NetworkError(f"{path}: {len(data)} bytes, expected {expected}")
 
@@ -270,6 +331,8 @@ def load(path: Union[str, Path]) -> Network:
 
     ft_weights = take(INPUTS * hidden).reshape(INPUTS, hidden)
     ft_bias = take(hidden)
-    out_weights = take(2 * hidden)
-    (out_bias,) = struct.unpack_from("<i", data, offset)
-    return Network(hidden, qa, qb, scale, ft_weights, ft_bias, out_weights, int(out_bias), base)
+    out_weights = take(buckets * 2 * hidden).reshape(buckets, 2 * hidden)
+    out_bias = np.frombuffer(data, dtype="<i4", count=buckets, offset=offset).astype(np.int32)
+    return Network(
+        hidden, qa, qb, scale, ft_weights, ft_bias, out_weights, out_bias, base, activation
+    )

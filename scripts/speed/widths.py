@@ -51,8 +51,8 @@ def costing_network(hidden: int, seed: int = 1) -> Network:
         scale=400,
         ft_weights=rng.integers(-WEIGHT_RANGE, WEIGHT_RANGE + 1, (INPUTS, hidden), dtype=np.int16),
         ft_bias=rng.integers(0, QA + 1, hidden, dtype=np.int16),
-        out_weights=np.zeros(2 * hidden, dtype=np.int16),
-        out_bias=0,
+        out_weights=np.zeros((1, 2 * hidden), dtype=np.int16),
+        out_bias=np.zeros(1, dtype=np.int32),
         base=BASE_HAND,
     )
 

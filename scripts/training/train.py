@@ -184,8 +184,8 @@ def quantise(weights: Any, k: float, base: int = BASE_NONE) -> Network:
         scale=round(k),
         ft_weights=np.round(weights.ft * QA).astype(np.int16),
         ft_bias=np.round(weights.bias * QA).astype(np.int16),
-        out_weights=np.round(weights.out_w * QB).astype(np.int16),
-        out_bias=round(float(weights.out_b[0]) * QA * QB),
+        out_weights=np.round(weights.out_w * QB).astype(np.int16).reshape(1, -1),
+        out_bias=np.array([round(float(weights.out_b[0]) * QA * QB)], dtype=np.int32),
         base=base,
     )
 
@@ -199,8 +199,8 @@ def quantised_cp(net: Network, data: Data, index: npt.NDArray[np.int64]) -> Any:
     stm = data.white_to_move[index][:, None]
     us = np.clip(np.where(stm, white, black), 0, net.qa)
     them = np.clip(np.where(stm, black, white), 0, net.qa)
-    weights = net.out_weights.astype(np.int64)
-    dot = us @ weights[: net.hidden] + them @ weights[net.hidden :] + net.out_bias
+    weights = net.out_weights[0].astype(np.int64)
+    dot = us @ weights[: net.hidden] + them @ weights[net.hidden :] + int(net.out_bias[0])
     return dot * net.scale // (net.qa * net.qb)
 
 
@@ -723,7 +723,8 @@ def _quantised_cp(net: Network, source: Any, index: Any) -> Any:
     for start in range(0, len(index), VALIDATION_BLOCK):
         batch = source.batch(index[start : start + VALIDATION_BLOCK])
         kernel.quantised_forward(
-            ft, net.ft_bias.astype(np.int64), net.out_weights.astype(np.int64), net.out_bias,
+            ft, net.ft_bias.astype(np.int64), net.out_weights[0].astype(np.int64),
+            int(net.out_bias[0]),
             net.qa, net.qb, net.scale, batch.offsets, batch.white, batch.black,
             batch.white_to_move, out[start : start + len(batch)],
         )  # fmt: skip
