@@ -98,6 +98,15 @@ def test_the_differences_by_opening_and_their_interval(tmp_path: Path) -> None:
     proc = run(str(before), str(after), "--engine", "SF", "--json")
     assert json.loads(proc.stdout)["total"]["difference"] == -0.25
 
+    # The AFTER games under another name (two networks screened apart): the same.
+    renamed = tmp_path / "renamed.pgn"
+    renamed.write_text(after.read_text(encoding="utf-8").replace('"Cutoff"', '"net2"'))
+    proc = run(str(before), str(renamed), "--after-engine", "net2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["total"] == out["total"]
+    proc = run(str(before), str(renamed), "--json")
+    assert proc.returncode == 1 and "no opening played by Cutoff in both" in proc.stderr
+
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
     one = tmp_path / "one.pgn"

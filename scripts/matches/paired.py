@@ -11,7 +11,9 @@ two ratings (how a tuned set of constants is judged on Stockfish's ladder agains
 defaults' ladder of the same seeds).
 
 Usage: ``python -m scripts.matches.paired BEFORE.pgn AFTER.pgn [BEFORE2.pgn AFTER2.pgn
-...] [--engine NAME] [--json]``.
+...] [--engine NAME] [--after-engine NAME] [--json]``: ``--after-engine`` names the
+engine in the AFTER files when it played there under another name (two networks
+screened as ``c128`` and ``s128``, say).
 
 It must not play games; a game without a result, or one the engine did not play, is
 counted as skipped, and an opening played in only one file as unpaired.
@@ -127,6 +129,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         help="pairs of match PGN files: the first of each pair before, the second after",
     )
     parser.add_argument("--engine", default="Cutoff", help="the engine's name in the PGNs")
+    parser.add_argument(
+        "--after-engine", help="its name in the AFTER files, if not the same (default --engine)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
     if len(args.pgn) % 2:
@@ -143,7 +148,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for before, after in zip(args.pgn[::2], args.pgn[1::2]):
             scores = (
                 engine_scores(before, args.engine, on_error),
-                engine_scores(after, args.engine, on_error),
+                engine_scores(after, args.after_engine or args.engine, on_error),
             )
             results.append(pair(*scores, (before, after)))
     except OSError as err:
@@ -151,7 +156,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_FAILED
     total = summary([d for result in results for d in result.differences])
     if total["openings"] == 0:
-        print(f"{PROG}: error: no opening played by {args.engine} in both files", file=sys.stderr)
+        names = args.engine if args.after_engine is None else f"{args.engine}/{args.after_engine}"
+        print(f"{PROG}: error: no opening played by {names} in both files", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
         pairs = [
