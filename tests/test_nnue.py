@@ -140,6 +140,7 @@ def test_file_round_trip(tmp_path: Path) -> None:
     assert np.array_equal(again.out_weights, net.out_weights)
     board = chess.Board(POSITIONS[1])
     assert again.evaluate(board) == net.evaluate(board)
+    assert again.describe() == "768 -> 24 -> 1, CReLU, 1 output bucket, the whole evaluation"
 
 
 def test_weights_too_wide_for_lanes_are_refused() -> None:
@@ -251,6 +252,7 @@ def test_version_2_round_trip(tmp_path: Path) -> None:
         assert np.array_equal(getattr(again, name), getattr(net, name)), name
     board = chess.Board(POSITIONS[1])
     assert again.evaluate(board) == net.evaluate(board)
+    assert again.describe() == "768 -> 24 -> 1, SCReLU, 8 output buckets, the whole evaluation"
 
 
 def test_version_1_files_still_load(tmp_path: Path) -> None:

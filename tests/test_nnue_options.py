@@ -68,6 +68,9 @@ def test_network_evaluates_and_searches(tmp_path: Path, network: tuple[Path, nnu
     want = net.evaluate(chess.Board(FEN))
     assert f"NNUE evaluation: {want:+d} cp from the side to move (white)" in lines
     assert f"Searching with: the network {path}" in lines
+    assert (
+        f"Network: 768 -> {net.hidden} -> 1, CReLU, 1 output bucket, the whole evaluation" in lines
+    )
     legal_bestmove(engine, "go depth 4")
     # Two threads: the helper loads the same network and searches with it.
     engine.send("setoption name Threads value 2")

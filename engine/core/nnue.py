@@ -146,6 +146,17 @@ class Network:
     def buckets(self) -> int:
         return int(self.out_weights.shape[0])
 
+    def describe(self) -> str:
+        """One line for people: shape, activation, buckets and what the output is."""
+        activation = "SCReLU" if self.activation == SCRELU else "CReLU"
+        buckets = f"{self.buckets} output bucket{'s' if self.buckets > 1 else ''}"
+        role = (
+            "a correction to the hand-written evaluation"
+            if self.base == BASE_HAND
+            else "the whole evaluation"
+        )
+        return f"{INPUTS} -> {self.hidden} -> 1, {activation}, {buckets}, {role}"
+
     def write(self, path: Union[str, Path]) -> None:
         """The file, version 2 (every network is written in the newest version)."""
         with open(path, "wb") as handle:

@@ -298,6 +298,7 @@ class Controller:
             native.use_network(evaluator.incremental)
             score = evaluator.evaluate(native)
             side = "white" if board.turn == chess.WHITE else "black"
+            lines.append(f"Network: {self._network.describe()}")
             if self._network.base == BASE_HAND:
                 hand = Evaluator(cache_bits=0).evaluate(native)
                 lines.append(
