@@ -1,7 +1,8 @@
 """scripts/training/train.py through its command line: a tiny network trained for a few
 steps on a tiny dataset (text data, or stores of records), its file read back by
-engine.core.nnue and scored as trained; checkpoints and resuming, the same network
-with one thread or two, the benchmark."""
+engine.core.nnue and scored as trained (CReLU and SCReLU, one output bucket and
+several); checkpoints and resuming, the same network with one thread or two, the
+benchmark."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from scripts.training import records, store
 from scripts.training.dataset import Sample, append_member, format_sample, read_samples
 from scripts.training.train import Data, quantised_cp
 from tests.conftest import REPO, run_repo_script
+from tests.test_kernel import varied_material_fens
 from tests.test_records import random_fens
 
 pytestmark = pytest.mark.skipif(
@@ -143,10 +145,6 @@ def test_validation_holds_out_whole_games(tmp_path: Path) -> None:
 def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     """--base hand: the file says so, and the engine's score (network plus the hand-written
     evaluation, through the search's evaluator) is the trainer's, position by position."""
-    from engine.core.board import Board
-    from engine.core.nnue_eval import NetworkEvaluator
-    from tests.references import evaluate
-
     data = tmp_path / "tiny.gz"
     samples = tiny_data(data)
     out = tmp_path / "correction.bin"
@@ -156,17 +154,7 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     assert "kept epoch" in done.stdout and "warning" not in done.stderr
     net = nnue.load(out)
     assert net.base == nnue.BASE_HAND and net.scale == 400
-    evaluator = NetworkEvaluator(net)
-    arrays = Data([data], None)
-    index = np.arange(0, len(samples), 37)
-    expected = quantised_cp(net, arrays, index)
-    for i, cp in zip(index, expected):
-        board = chess.Board(samples[i].fen)
-        hand = evaluate(board)
-        for seen in (board, board.mirror()):
-            native = Board.from_chess(seen)
-            native.use_network(evaluator.incremental)
-            assert evaluator.evaluate(native) == cp + hand
+    engine_adds_the_correction(net, data, samples)
 
     # --correction-scale: the same training, the correction written at half its size.
     half = tmp_path / "half.bin"
@@ -180,6 +168,45 @@ def test_correction_of_the_hand_written_evaluation(tmp_path: Path) -> None:
     assert damped.scale == 200 and damped.base == nnue.BASE_HAND
     assert np.array_equal(damped.ft_weights, net.ft_weights)
     assert np.array_equal(damped.out_weights, net.out_weights)
+
+
+def engine_adds_the_correction(net: nnue.Network, data: Path, samples: list[Sample]) -> None:
+    """The engine's score (the search's evaluator: the network plus the hand-written
+    evaluation) is the trainer's quantised correction plus that evaluation, for every
+    37th position and its colour-flipped mirror."""
+    from engine.core.board import Board
+    from engine.core.nnue_eval import NetworkEvaluator
+    from tests.references import evaluate
+
+    evaluator = NetworkEvaluator(net)
+    arrays = Data([data], None)
+    index = np.arange(0, len(samples), 37)
+    expected = quantised_cp(net, arrays, index)
+    for i, cp in zip(index, expected):
+        board = chess.Board(samples[i].fen)
+        hand = evaluate(board)
+        for seen in (board, board.mirror()):
+            native = Board.from_chess(seen)
+            native.use_network(evaluator.incremental)
+            assert evaluator.evaluate(native) == cp + hand
+
+
+def test_a_screlu_correction_with_buckets(tmp_path: Path) -> None:
+    """--base hand with --activation screlu --buckets 4: the file says all three, and the
+    engine adds the trainer's quantised correction, in every bucket the data reaches."""
+    data = tmp_path / "tiny.gz"
+    samples = tiny_data(data)
+    out = tmp_path / "correction.bin"
+    done = train_tiny(
+        data, out, "--epochs", "1", "--base", "hand", "--activation", "screlu", "--buckets", "4"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hidden 8, screlu, 4 output buckets, 400 cp per unit, added" in done.stdout
+    net = nnue.load(out)
+    assert (net.base, net.activation, net.buckets) == (nnue.BASE_HAND, nnue.SCRELU, 4)
+    engine_adds_the_correction(net, data, samples)
+    pieces = {len(chess.Board(s.fen).piece_map()) for s in samples[::37]}
+    assert len({nnue.bucket(n, 4) for n in pieces}) >= 2
 
 
 def test_bad_base_settings_are_refused(tmp_path: Path) -> None:
@@ -320,12 +347,12 @@ def test_store_training_writes_the_network_the_engine_evaluates(tmp_path: Path) 
             accs.append((np.clip(exact, 0, 1), np.clip(rounded, 0, 1)))
         h = np.concatenate([accs[0][0], accs[1][0]])
         hq = np.concatenate([accs[0][1], accs[1][1]])
-        float_cp = (h @ w["out_w"] + w["out_b"][0]) * net.scale
+        float_cp = (h @ w["out_w"][0] + w["out_b"][0]) * net.scale
         # The rounding's error: of the accumulators (through the rounded output
         # weights), of the output weights and of the output bias; then the floor.
         bound = net.scale * (
             np.abs(out_q) @ np.abs(h - hq)
-            + h @ np.abs(w["out_w"] - out_q)
+            + h @ np.abs(w["out_w"][0] - out_q)
             + abs(w["out_b"][0] - net.out_bias[0] / (qa * qb))
         )
         engine_cp = net.evaluate(board)
@@ -334,6 +361,76 @@ def test_store_training_writes_the_network_the_engine_evaluates(tmp_path: Path) 
     # Not a constant network, and near its float form (about 400 / 64 cp a step).
     assert len({net.evaluate(chess.Board(f)) for f in valid_fens}) > 10
     assert sum(apart) / len(apart) < 10
+
+
+def test_screlu_and_buckets_train_the_network_the_engine_evaluates(tmp_path: Path) -> None:
+    """--activation screlu --buckets 8 on stores of every amount of material: the file
+    (format 2) says both, and the engine's evaluation of each validation position is
+    the trainer's quantised one (kernel.quantised_forward), the reported loss theirs."""
+    from engine.core.board import Board
+    from engine.core.nnue_eval import NetworkEvaluator
+    from scripts.training.train import StoreSource, _quantised_cp, mse
+
+    fens = varied_material_fens(700, seed=21)
+    valid_fens = fens[::7]
+    train, valid = tmp_path / "train", tmp_path / "valid"
+    make_store(train, [f for i, f in enumerate(fens) if i % 7])
+    make_store(valid, valid_fens)
+    out = tmp_path / "net.nnue"
+    done = train_store(
+        train, valid, out, "--epochs", "2", "--activation", "screlu", "--buckets", "8"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hidden 8, screlu, 8 output buckets, 400 cp per unit" in done.stdout
+    assert out.read_bytes()[:8] == nnue.MAGIC
+    net = nnue.load(out)
+    assert (net.activation, net.buckets, net.hidden) == (nnue.SCRELU, 8, 8)
+    pieces = [len(chess.Board(f).piece_map()) for f in valid_fens]
+    assert {nnue.bucket(n, 8) for n in pieces} == set(range(8))
+
+    source = StoreSource([valid], k=400, lam=1.0)
+    index = np.arange(len(source))
+    reported = _quantised_cp(net, source, index)
+    engine = [net.evaluate(chess.Board(f)) for f in valid_fens]
+    assert reported.tolist() == engine
+    assert len(set(engine)) > 10
+    loss = next(line for line in done.stdout.splitlines() if line.startswith("validation loss"))
+    target = source.batch(index).target
+    assert float(loss.split()[-1]) == pytest.approx(mse(engine, target, 400), abs=1e-6)
+    # The search's evaluator (incremental accumulators) scores them the same.
+    evaluator = NetworkEvaluator(net)
+    for fen, cp in zip(valid_fens, engine):
+        native = Board.from_chess(chess.Board(fen))
+        native.use_network(evaluator.incremental)
+        assert evaluator.evaluate(native) == cp
+
+
+def test_a_checkpoint_of_other_buckets_or_activation_is_refused(tmp_path: Path) -> None:
+    """--resume with other --buckets or --activation than the checkpoint's is refused in
+    one line; a checkpoint of the trainer before these options is CReLU, one bucket."""
+    import json
+
+    train, valid, _ = stores(tmp_path)
+    part = tmp_path / "part.nnue"
+    checkpoint = tmp_path / "part.nnue.ckpt"
+    common = ("--epochs", "2", "--buckets", "4")
+    done = train_store(train, valid, part, *common, "--stop-after", "1")
+    assert done.returncode == 0, done.stderr
+    for extra, message in (
+        (("--buckets", "8"), "made with --buckets 4, this run has 8"),
+        (("--activation", "screlu"), "made with --activation crelu, this run has screlu"),
+    ):
+        done = train_store(train, valid, part, *common, "--resume", str(checkpoint), *extra)
+        assert (done.returncode, done.stderr) == (2, f"train: {checkpoint}: {message}\n")
+    with np.load(checkpoint) as saved:
+        arrays = {name: saved[name] for name in saved.files}
+    meta = json.loads(str(arrays["meta"]))
+    del meta["settings"]["activation"], meta["settings"]["buckets"]
+    arrays["meta"] = np.array(json.dumps(meta))
+    with checkpoint.open("wb") as handle:
+        np.savez(handle, **arrays)
+    done = train_store(train, valid, part, *common, "--resume", str(checkpoint))
+    assert done.stderr == f"train: {checkpoint}: made with --buckets 1, this run has 4\n"
 
 
 def test_the_score_side_of_the_header_is_read(tmp_path: Path) -> None:
@@ -417,6 +514,7 @@ def test_store_records_are_gathered_across_chunks(tmp_path: Path) -> None:
         (("d.gz", "--store", "S", "--valid", "V", "--out", "o"), "give either data files or"),
         (("--store", "S", "--valid", "V", "--out", "o", "--base", "hand"), "--base hand reads"),
         (("--store", "S", "--valid", "V", "--out", "o", "--stop-after", "10"), "--stop-after"),
+        (("--store", "S", "--valid", "V", "--out", "o", "--buckets", "33"), "--buckets must be"),
     ],
 )
 def test_bad_store_arguments_are_one_line(args: tuple[str, ...], message: str) -> None:
@@ -437,10 +535,14 @@ def test_a_missing_store_is_one_line(tmp_path: Path) -> None:
 def test_bench_measures_training_steps() -> None:
     done = run_repo_script(
         "training.train", "--bench", "--hidden", "8", "--threads", "1", "--batch-size", "256",
-        "--max-positions", "1000", "--bench-seconds", "0.2",
+        "--max-positions", "1000", "--bench-seconds", "0.2", "--activation", "screlu",
+        "--buckets", "8",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "bench: hidden 8, 1 threads, batch 256, 1000 synthetic records" in done.stdout
+    assert (
+        "bench: hidden 8, screlu, 8 output buckets, 1 threads, batch 256, 1000 synthetic records"
+        in done.stdout
+    )
     assert " positions/s (" in done.stdout and "positions per CPU second" in done.stdout
 
 

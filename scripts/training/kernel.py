@@ -4,11 +4,14 @@ The network is engine.core.nnue's 768 -> N -> 1 with two perspectives: per
 perspective the accumulator ``bias + sum of the active features' columns`` of the
 shared 768 x N weights (Black's features are already mirrored by whoever made the
 batch: scripts.training.records.features or train.Data, as engine.core.nnue does),
-a clipped ReLU in [0, 1], and ``out_w . [side to move's, other's] + out_b``. The loss
-of a batch is the mean squared error of ``sigmoid(output + base)`` against the
-target (``base``, in logistic units, is 0 or the hand-written evaluation's score /
-K). Its gradients are written out by hand, and only the active feature rows of the
-first layer get any.
+an activation (``activation``: CRELU, ``clip(x, 0, 1)``, or SCRELU, its square), and
+``out_w[b] . [side to move's, other's] + out_b[b]`` with the output bucket ``b`` of
+the position's piece count (``bucket``, engine.core.nnue's formula; one position has
+one input per piece). The loss of a batch is the mean squared error of
+``sigmoid(output + base)`` against the target (``base``, in logistic units, is 0 or
+the hand-written evaluation's score / K). Its gradients are written out by hand:
+only the active feature rows of the first layer get any, and only the position's
+bucket of the output layer.
 
 A batch is given in the compressed-row form scripts.training.records.features makes:
 the inputs of position ``i`` are ``white[offsets[i]:offsets[i + 1]]`` as White sees
@@ -44,6 +47,10 @@ import numpy.typing as npt
 from numba import njit, prange
 
 INPUTS = 768
+CRELU = 0
+"""``activation``: clipped ReLU, ``clip(x, 0, 1)`` (engine.core.nnue.CRELU)."""
+SCRELU = 1
+"""``activation``: squared clipped ReLU, ``clip(x, 0, 1) ** 2`` (engine.core.nnue.SCRELU)."""
 CHUNKS = 8
 """The batch's slices: gradient buffers are per slice, not per thread, so the sums
 and the network are the same with any number of threads."""
@@ -55,39 +62,44 @@ Array = npt.NDArray[Any]
 
 class Weights:
     """The float network, one flat array: feature weights (768 x N), their bias (N),
-    the output weights (2N: the side to move's accumulator first) and the output
-    bias (1), in that order; ``ft``, ``bias``, ``out_w`` and ``out_b`` are views of
-    it. One array, so that one pass of the optimiser updates every weight."""
+    the output weights (B x 2N, bucket by bucket; in each the side to move's
+    accumulator first) and the output biases (B), in that order; ``ft``, ``bias``,
+    ``out_w`` (B x 2N) and ``out_b`` are views of it. One array, so that one pass of
+    the optimiser updates every weight."""
 
-    def __init__(self, flat: Array, hidden: int) -> None:
+    def __init__(self, flat: Array, hidden: int, buckets: int = 1) -> None:
         self.flat = flat
         self.hidden = hidden
-        cut = np.cumsum([INPUTS * hidden, hidden, 2 * hidden])
+        self.buckets = buckets
+        cut = np.cumsum([INPUTS * hidden, hidden, buckets * 2 * hidden])
         self.ft = flat[: cut[0]].reshape(INPUTS, hidden)
         self.bias = flat[cut[0] : cut[1]]
-        self.out_w = flat[cut[1] : cut[2]]
+        self.out_w = flat[cut[1] : cut[2]].reshape(buckets, 2 * hidden)
         self.out_b = flat[cut[2] :]
 
     @staticmethod
-    def size(hidden: int) -> int:
-        return INPUTS * hidden + 3 * hidden + 1
+    def size(hidden: int, buckets: int = 1) -> int:
+        return INPUTS * hidden + hidden + buckets * (2 * hidden + 1)
 
     @staticmethod
-    def zeros(hidden: int, dtype: Any = np.float32) -> Weights:
-        return Weights(np.zeros(Weights.size(hidden), dtype=dtype), hidden)
+    def zeros(hidden: int, dtype: Any = np.float32, buckets: int = 1) -> Weights:
+        return Weights(np.zeros(Weights.size(hidden, buckets), dtype=dtype), hidden, buckets)
 
     @staticmethod
-    def initial(hidden: int, rng: np.random.Generator, correction: bool = False) -> Weights:
+    def initial(
+        hidden: int, rng: np.random.Generator, correction: bool = False, buckets: int = 1
+    ) -> Weights:
         """PyTorch's initialisation of the former trainer: feature weights normal with
-        standard deviation 0.1, bias 0.1, the output layer uniform in +-1/sqrt(2N);
-        with ``correction`` the output starts near zero (it is added to the
-        hand-written evaluation, which it should first leave alone)."""
-        weights = Weights.zeros(hidden)
+        standard deviation 0.1, bias 0.1, every bucket's output layer uniform in
+        +-1/sqrt(2N); with ``correction`` the output starts near zero (it is added to
+        the hand-written evaluation, which it should first leave alone). One bucket
+        draws the numbers it drew before buckets existed."""
+        weights = Weights.zeros(hidden, buckets=buckets)
         weights.ft[...] = rng.normal(0.0, 0.1, size=(INPUTS, hidden))
         weights.bias[...] = 0.1
         bound = 1.0 / math.sqrt(2 * hidden)
-        weights.out_w[...] = rng.uniform(-bound, bound, size=2 * hidden)
-        weights.out_b[...] = rng.uniform(-bound, bound, size=1)
+        weights.out_w[...] = rng.uniform(-bound, bound, size=(buckets, 2 * hidden))
+        weights.out_b[...] = rng.uniform(-bound, bound, size=buckets)
         if correction:
             weights.out_w *= 0.01
             weights.out_b[...] = 0.0
@@ -97,18 +109,27 @@ class Weights:
         return [self.ft, self.bias, self.out_w, self.out_b]
 
     def copy(self) -> Weights:
-        return Weights(self.flat.copy(), self.hidden)
+        return Weights(self.flat.copy(), self.hidden, self.buckets)
 
     def astype(self, dtype: Any) -> Weights:
-        return Weights(self.flat.astype(dtype), self.hidden)
+        return Weights(self.flat.astype(dtype), self.hidden, self.buckets)
 
     def clips(self, ft: float, out_w: float) -> Array:
         """Each weight's clip: ``ft`` for the feature weights and their bias, ``out_w``
-        for the output weights, none for the output bias."""
+        for the output weights, none for the output biases."""
         clip = np.full(len(self.flat), float(ft))
         clip[INPUTS * self.hidden + self.hidden :] = out_w
-        clip[-1] = np.inf
+        clip[len(self.flat) - self.buckets :] = np.inf
         return clip
+
+
+@njit(cache=True)
+def bucket(pieces: int, buckets: int) -> int:
+    """The output bucket of a position with ``pieces`` pieces (kings included):
+    engine.core.nnue.bucket's formula, compiled."""
+    index = (pieces - 2) // ((32 + buckets - 1) // buckets)
+    result: int = min(max(index, 0), buckets - 1)
+    return result
 
 
 @njit(cache=True)
@@ -123,14 +144,22 @@ def _accumulate(acc: Array, bias: Array, ft: Array, index: Array, start: int, en
 
 
 @njit(cache=True)
-def _output(us: Array, them: Array, out_w: Array, out_b: Array) -> float:
+def _output(us: Array, them: Array, out_w: Array, out_b: float, activation: int) -> float:
+    """The output of one bucket (its weights ``out_w``, 2N, and bias ``out_b``)."""
     hidden = us.shape[0]
     total = 0.0
-    for j in range(hidden):
-        a = min(max(us[j], 0.0), 1.0)
-        b = min(max(them[j], 0.0), 1.0)
-        total += a * out_w[j] + b * out_w[hidden + j]
-    result: float = total + out_b[0]
+    # The activation tested once, not in the loop: each loop stays a plain one.
+    if activation == SCRELU:
+        for j in range(hidden):
+            a = min(max(us[j], 0.0), 1.0)
+            b = min(max(them[j], 0.0), 1.0)
+            total += a * a * out_w[j] + b * b * out_w[hidden + j]
+    else:
+        for j in range(hidden):
+            a = min(max(us[j], 0.0), 1.0)
+            b = min(max(them[j], 0.0), 1.0)
+            total += a * out_w[j] + b * out_w[hidden + j]
+    result: float = total + out_b
     return result
 
 
@@ -140,6 +169,7 @@ def forward(
     bias: Array,
     out_w: Array,
     out_b: Array,
+    activation: int,
     offsets: Array,
     white: Array,
     black: Array,
@@ -150,16 +180,18 @@ def forward(
     ``i``, from the side to move's view."""
     count = out.shape[0]
     hidden = ft.shape[1]
+    buckets = out_w.shape[0]
     for c in prange(CHUNKS):
         acc_w = np.empty(hidden, dtype=ft.dtype)
         acc_b = np.empty(hidden, dtype=ft.dtype)
         for i in range(c * count // CHUNKS, (c + 1) * count // CHUNKS):
             _accumulate(acc_w, bias, ft, white, offsets[i], offsets[i + 1])
             _accumulate(acc_b, bias, ft, black, offsets[i], offsets[i + 1])
+            k = bucket(offsets[i + 1] - offsets[i], buckets)
             if white_to_move[i]:
-                out[i] = _output(acc_w, acc_b, out_w, out_b)
+                out[i] = _output(acc_w, acc_b, out_w[k], out_b[k], activation)
             else:
-                out[i] = _output(acc_b, acc_w, out_w, out_b)
+                out[i] = _output(acc_b, acc_w, out_w[k], out_b[k], activation)
 
 
 @njit(cache=True)
@@ -177,6 +209,7 @@ def gradients(
     bias: Array,
     out_w: Array,
     out_b: Array,
+    activation: int,
     offsets: Array,
     white: Array,
     black: Array,
@@ -188,54 +221,71 @@ def gradients(
 ) -> float:
     """The batch's mean loss; the gradient of each slice ``c`` of the batch into
     ``parts_ft[c]`` (the feature weights') and ``parts_rest[c]`` (the rest of
-    Weights.flat), zeroed here, to be added by ``update``."""
+    Weights.flat: N + B(2N + 1)), zeroed here, to be added by ``update``."""
     count = target.shape[0]
     hidden = ft.shape[1]
+    buckets = out_w.shape[0]
     losses = np.zeros(CHUNKS)
     for c in prange(CHUNKS):
         g_ft = parts_ft[c]
         g_ft[:] = 0.0
         # The small gradients in arrays of the slice's own, stored once at the end.
         g_bias = np.zeros(hidden, dtype=ft.dtype)
-        g_out = np.zeros(2 * hidden, dtype=ft.dtype)
+        g_out = np.zeros((buckets, 2 * hidden), dtype=ft.dtype)
+        # The output biases' sums in float64, as the single bias's were.
+        g_b = np.zeros(buckets)
         acc_w = np.empty(hidden, dtype=ft.dtype)
         acc_b = np.empty(hidden, dtype=ft.dtype)
         d_w = np.empty(hidden, dtype=ft.dtype)
         d_b = np.empty(hidden, dtype=ft.dtype)
         total = 0.0
-        g_b = 0.0
         for i in range(c * count // CHUNKS, (c + 1) * count // CHUNKS):
             start, end = offsets[i], offsets[i + 1]
             _accumulate(acc_w, bias, ft, white, start, end)
             _accumulate(acc_b, bias, ft, black, start, end)
+            k = bucket(end - start, buckets)
+            w = out_w[k]
+            g_w = g_out[k]
             stm_white = white_to_move[i]
             us = acc_w if stm_white else acc_b
             them = acc_b if stm_white else acc_w
-            z = _output(us, them, out_w, out_b) + base[i]
+            z = _output(us, them, w, out_b[k], activation) + base[i]
             p = 1.0 / (1.0 + math.exp(-z))
             error = p - target[i]
             total += error * error
             # d(mean loss)/d(output)
             d = 2.0 * error * p * (1.0 - p) / count
-            g_b += d
+            g_b[k] += d
             d_us = d_w if stm_white else d_b
             d_them = d_b if stm_white else d_w
-            for j in range(hidden):
-                a = us[j]
-                b = them[j]
-                g_out[j] += d * min(max(a, 0.0), 1.0)
-                g_out[hidden + j] += d * min(max(b, 0.0), 1.0)
-                # The clipped ReLU passes a gradient only strictly inside (0, 1).
-                d_us[j] = d * out_w[j] if 0.0 < a < 1.0 else 0.0
-                d_them[j] = d * out_w[hidden + j] if 0.0 < b < 1.0 else 0.0
+            # Both activations pass a gradient only strictly inside (0, 1): CReLU's
+            # slope there is 1, SCReLU's 2x.
+            if activation == SCRELU:
+                for j in range(hidden):
+                    a = us[j]
+                    b = them[j]
+                    ca = min(max(a, 0.0), 1.0)
+                    cb = min(max(b, 0.0), 1.0)
+                    g_w[j] += d * ca * ca
+                    g_w[hidden + j] += d * cb * cb
+                    d_us[j] = 2.0 * d * w[j] * a if 0.0 < a < 1.0 else 0.0
+                    d_them[j] = 2.0 * d * w[hidden + j] * b if 0.0 < b < 1.0 else 0.0
+            else:
+                for j in range(hidden):
+                    a = us[j]
+                    b = them[j]
+                    g_w[j] += d * min(max(a, 0.0), 1.0)
+                    g_w[hidden + j] += d * min(max(b, 0.0), 1.0)
+                    d_us[j] = d * w[j] if 0.0 < a < 1.0 else 0.0
+                    d_them[j] = d * w[hidden + j] if 0.0 < b < 1.0 else 0.0
             for j in range(hidden):
                 g_bias[j] += d_w[j] + d_b[j]
             _backward_row(g_ft, white, start, end, d_w)
             _backward_row(g_ft, black, start, end, d_b)
         rest = parts_rest[c]
         rest[:hidden] = g_bias
-        rest[hidden : 3 * hidden] = g_out
-        rest[3 * hidden] = g_b
+        rest[hidden : hidden + buckets * 2 * hidden] = g_out.ravel()
+        rest[hidden + buckets * 2 * hidden :] = g_b
         losses[c] = total
     loss = 0.0
     for c in range(CHUNKS):
@@ -287,7 +337,8 @@ def quantised_forward(
     ft: Array,
     bias: Array,
     out_w: Array,
-    out_b: int,
+    out_b: Array,
+    activation: int,
     qa: int,
     qb: int,
     scale: int,
@@ -298,9 +349,11 @@ def quantised_forward(
     out: Array,
 ) -> None:
     """``out[i]``: the integer network's cp of position ``i`` from the side to move's
-    view, as engine.core.nnue computes it (int64 sums, floor division)."""
+    view, as engine.core.nnue computes it (int64 sums, floor division; ``out_w`` B x 2N
+    and ``out_b`` B, int64)."""
     count = out.shape[0]
     hidden = ft.shape[1]
+    buckets = out_w.shape[0]
     for c in prange(CHUNKS):
         acc_w = np.empty(hidden, dtype=np.int64)
         acc_b = np.empty(hidden, dtype=np.int64)
@@ -316,34 +369,46 @@ def quantised_forward(
                     acc_b[j] += ft[fb, j]
             us = acc_w if white_to_move[i] else acc_b
             them = acc_b if white_to_move[i] else acc_w
-            dot = np.int64(out_b)
+            k = bucket(offsets[i + 1] - offsets[i], buckets)
+            w = out_w[k]
+            dot = np.int64(0)
             for j in range(hidden):
-                dot += min(max(us[j], 0), qa) * np.int64(out_w[j])
-                dot += min(max(them[j], 0), qa) * np.int64(out_w[hidden + j])
-            out[i] = dot * scale // (qa * qb)
+                a = min(max(us[j], 0), qa)
+                b = min(max(them[j], 0), qa)
+                if activation == SCRELU:
+                    a *= a
+                    b *= b
+                dot += a * np.int64(w[j]) + b * np.int64(w[hidden + j])
+            if activation == SCRELU:
+                # Floor division, as Python's and the engine's: the sum may be negative.
+                dot //= qa
+            out[i] = (dot + np.int64(out_b[k])) * scale // (qa * qb)
 
 
 class Optimiser:
     """AdamW over ``weights`` (one flat array), with the per-slice gradient buffers of
-    ``gradients``; each weight clipped after its step (``clip``, as Weights.clips)."""
+    ``gradients``; each weight clipped after its step (``clip``, as Weights.clips).
+    ``activation``: the network's, CRELU or SCRELU."""
 
-    def __init__(self, weights: Weights, clip: Array) -> None:
+    def __init__(self, weights: Weights, clip: Array, activation: int = CRELU) -> None:
         self.weights = weights
+        self.activation = activation
         self.clip = clip.astype(weights.flat.dtype)
-        self.m = Weights.zeros(weights.hidden, weights.flat.dtype)
-        self.v = Weights.zeros(weights.hidden, weights.flat.dtype)
+        hidden, buckets, dtype = weights.hidden, weights.buckets, weights.flat.dtype
+        self.m = Weights.zeros(hidden, dtype, buckets)
+        self.v = Weights.zeros(hidden, dtype, buckets)
         self.step_count = 0
-        hidden, dtype = weights.hidden, weights.flat.dtype
         self.parts_ft = np.zeros((CHUNKS, INPUTS, hidden), dtype=dtype)
-        self.parts_rest = np.zeros((CHUNKS, 3 * hidden + 1), dtype=dtype)
-        self.grad = Weights.zeros(weights.hidden, weights.flat.dtype)
+        self.parts_rest = np.zeros((CHUNKS, hidden + buckets * (2 * hidden + 1)), dtype=dtype)
+        self.grad = Weights.zeros(hidden, dtype, buckets)
 
     def loss(self, batch: Batch) -> float:
         """The batch's mean loss; its gradient per slice into ``self.parts_*``."""
         w = self.weights
         loss = gradients(
-            w.ft, w.bias, w.out_w, w.out_b, batch.offsets, batch.white, batch.black,
-            batch.white_to_move, batch.target, batch.base, self.parts_ft, self.parts_rest,
+            w.ft, w.bias, w.out_w, w.out_b, self.activation, batch.offsets, batch.white,
+            batch.black, batch.white_to_move, batch.target, batch.base, self.parts_ft,
+            self.parts_rest,
         )  # fmt: skip
         return float(loss)
 
@@ -384,20 +449,20 @@ class Batch:
         return len(self.target)
 
 
-def outputs(weights: Weights, batch: Batch) -> Array:
+def outputs(weights: Weights, batch: Batch, activation: int = CRELU) -> Array:
     """The float network's outputs of ``batch`` (logistic units, without the base)."""
     out = np.empty(len(batch), dtype=np.float64)
     w = weights
     forward(
-        w.ft, w.bias, w.out_w, w.out_b, batch.offsets, batch.white, batch.black,
+        w.ft, w.bias, w.out_w, w.out_b, activation, batch.offsets, batch.white, batch.black,
         batch.white_to_move, out,
     )  # fmt: skip
     return out
 
 
-def batch_loss(weights: Weights, batch: Batch) -> float:
+def batch_loss(weights: Weights, batch: Batch, activation: int = CRELU) -> float:
     """The mean loss of ``batch`` (without a gradient)."""
-    z = outputs(weights, batch) + batch.base
+    z = outputs(weights, batch, activation) + batch.base
     p = 1.0 / (1.0 + np.exp(-z))
     return float(np.mean((p - batch.target) ** 2))
 
@@ -415,7 +480,7 @@ def warm_up() -> None:
     Optimiser(weights, weights.clips(1.0, 1.0)).step(batch, 1e-3, 0.0)
     batch_loss(weights, batch)
     quantised_forward(
-        np.zeros((INPUTS, 2), np.int64), np.zeros(2, np.int64), np.zeros(4, np.int64), 0,
-        255, 64, 400, offsets, features, features, batch.white_to_move,
-        np.zeros(2, np.int64),
+        np.zeros((INPUTS, 2), np.int64), np.zeros(2, np.int64), np.zeros((1, 4), np.int64),
+        np.zeros(1, np.int64), CRELU, 255, 64, 400, offsets, features, features,
+        batch.white_to_move, np.zeros(2, np.int64),
     )  # fmt: skip

@@ -3,14 +3,17 @@
     python -m scripts.training.train DATA.gz [DATA2.gz ...] --out engine/nnue.bin
         [--hidden N] [--epochs E] [--batch-size B] [--lr LR] [--k K] [--lam L]
         [--val-fraction F] [--seed S] [--threads T] [--max-positions M] [--plot PNG]
-        [--base hand [--correction-scale C]]
+        [--base hand [--correction-scale C]] [--activation screlu] [--buckets B]
     python -m scripts.training.train --store DIR [DIR ...] --valid DIR --out NET [...]
     python -m scripts.training.train ... --resume NET.ckpt     (the same arguments)
     python -m scripts.training.train --bench [--hidden 256] [--threads 2] [--store DIR]
+        [--activation screlu] [--buckets B]
 
 The network is engine.core.nnue's 768 -> N -> 1 with two perspectives (the same feature
 weights for White's and Black's view, the board mirrored for Black, the output
-reading [side to move, other side]), a clipped ReLU in [0, 1], trained on the CPU by
+reading [side to move, other side]), a clipped ReLU in [0, 1] or its square
+(``--activation screlu``), and ``--buckets`` output layers, one picked by the number
+of pieces on the board, trained on the CPU by
 scripts.training.kernel (numba: the optional ``train`` extra). The target of a
 position, from the side to move's view, is ``lam * sigmoid(score / K) + (1 - lam) *
 result`` (``result`` 1, 0.5 or 0; positions whose result is unknown use the score
@@ -31,7 +34,8 @@ and bias times QA = 255, output weights times QB = 64, int16, see engine.core.nn
 then reports on the validation positions the quantised network's loss and the
 hand-written evaluation's (engine.core.evaluate) on the same labels, with K as given
 and with the K that suits it best, since its centipawns need not be Stockfish's, and
-the run's peak memory.
+the run's peak memory. The file is engine.core.nnue's version 2 (its header names the
+activation and the buckets).
 
 With ``--base hand`` (text data only) the network learns a correction added to the
 hand-written evaluation; ``--correction-scale C`` writes it at C times its fitted size
@@ -59,7 +63,18 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from engine.core.nnue import BASE_HAND, BASE_NONE, INPUTS, MAX_HIDDEN, MIRROR, Network
+from engine.core.nnue import (
+    ACTIVATIONS,
+    BASE_HAND,
+    BASE_NONE,
+    CRELU,
+    INPUTS,
+    MAX_BUCKETS,
+    MAX_HIDDEN,
+    MIRROR,
+    SCRELU,
+    Network,
+)
 
 from ..common import ToolParser, UsageError
 from . import records, store
@@ -175,8 +190,16 @@ class Data:
         return out
 
 
-def quantise(weights: Any, k: float, base: int = BASE_NONE) -> Network:
+def quantise(weights: Any, k: float, base: int = BASE_NONE, activation: int = CRELU) -> Network:
     """The float network ``weights`` (kernel.Weights) as the integer file's network."""
+    # The output biases are not clipped in training (nothing else bounds them): one
+    # that would not fit the file's int32 (or a nan) is an error, not a wrapped number.
+    out_bias = np.round(weights.out_b.astype(np.float64) * QA * QB)
+    if not np.all(np.abs(out_bias) <= np.iinfo(np.int32).max):
+        raise UsageError(
+            f"an output bias of {np.abs(weights.out_b).max():g} logistic units does not "
+            "fit the file's int32 once quantised"
+        )
     return Network(
         hidden=len(weights.bias),
         qa=QA,
@@ -184,23 +207,36 @@ def quantise(weights: Any, k: float, base: int = BASE_NONE) -> Network:
         scale=round(k),
         ft_weights=np.round(weights.ft * QA).astype(np.int16),
         ft_bias=np.round(weights.bias * QA).astype(np.int16),
-        out_weights=np.round(weights.out_w * QB).astype(np.int16).reshape(1, -1),
-        out_bias=np.array([round(float(weights.out_b[0]) * QA * QB)], dtype=np.int32),
+        out_weights=np.round(weights.out_w * QB).astype(np.int16).reshape(weights.buckets, -1),
+        out_bias=out_bias.astype(np.int32),
         base=base,
+        activation=activation,
     )
 
 
 def quantised_cp(net: Network, data: Data, index: npt.NDArray[np.int64]) -> Any:
     """The integer network's cp (side to move's view) of the positions ``index``, as
-    engine.core.nnue computes them, vectorised."""
+    engine.core.nnue computes them, vectorised (the reference of small sets: it holds
+    32 columns of every position at once)."""
     table = np.vstack([net.ft_weights, np.zeros((1, net.hidden), np.int16)]).astype(np.int64)
     white = table[data.white[index]].sum(axis=1) + net.ft_bias
     black = table[data.black[index]].sum(axis=1) + net.ft_bias
     stm = data.white_to_move[index][:, None]
     us = np.clip(np.where(stm, white, black), 0, net.qa)
     them = np.clip(np.where(stm, black, white), 0, net.qa)
-    weights = net.out_weights[0].astype(np.int64)
-    dot = us @ weights[: net.hidden] + them @ weights[net.hidden :] + int(net.out_bias[0])
+    if net.activation == SCRELU:
+        us, them = us * us, them * them
+    # engine.core.nnue.bucket of each position's piece count.
+    pieces = (data.white[index] != PAD).sum(axis=1)
+    step = -(-32 // net.buckets)
+    which = np.clip((pieces - 2) // step, 0, net.buckets - 1)
+    weights = net.out_weights.astype(np.int64)[which]
+    dot = (us * weights[:, : net.hidden]).sum(axis=1) + (them * weights[:, net.hidden :]).sum(
+        axis=1
+    )
+    if net.activation == SCRELU:
+        dot //= net.qa
+    dot += net.out_bias.astype(np.int64)[which]
     return dot * net.scale // (net.qa * net.qb)
 
 
@@ -410,6 +446,18 @@ def parse_args(argv: Optional[list[str]]) -> Any:
     )
     parser.add_argument("--out", type=Path, help="network file to write")
     parser.add_argument("--hidden", type=int, default=128, help="hidden width N")
+    parser.add_argument(
+        "--activation",
+        choices=tuple(ACTIVATIONS),
+        default="crelu",
+        help="the accumulators' activation: clipped ReLU, or its square (screlu)",
+    )
+    parser.add_argument(
+        "--buckets",
+        type=int,
+        default=1,
+        help=f"output buckets, picked by the pieces on the board (1 to {MAX_BUCKETS})",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=4096)
     parser.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
@@ -483,6 +531,8 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         parser.error("--k and --lr must be positive")
     if args.hidden > MAX_HIDDEN:
         parser.error(f"--hidden must be at most {MAX_HIDDEN}")
+    if not 1 <= args.buckets <= MAX_BUCKETS:
+        parser.error(f"--buckets must be 1 to {MAX_BUCKETS}")
     if args.bench:
         if args.data or args.resume:
             parser.error("--bench takes no data files nor --resume (--store to use records)")
@@ -515,6 +565,12 @@ def parse_args(argv: Optional[list[str]]) -> Any:
         except ValueError:
             parser.error("--scale must be 'k', 'hand' or a positive number")
     return args
+
+
+def _shape(args: Any) -> str:
+    """The network's shape as the output names it: "hidden 256, screlu, 8 output buckets"."""
+    plural = "s" if args.buckets != 1 else ""
+    return f"hidden {args.hidden}, {args.activation}, {args.buckets} output bucket{plural}"
 
 
 def _fens(paths: list[Path], limit: Optional[int]) -> list[str]:
@@ -568,9 +624,13 @@ def _progress(total: int, epoch: int) -> Any:
 
 SETTINGS = (
     "data", "store", "valid", "hidden", "epochs", "batch_size", "lr", "weight_decay", "k",
-    "lam", "val_fraction", "seed", "max_positions", "max_steps", "base",
+    "lam", "val_fraction", "seed", "max_positions", "max_steps", "base", "activation",
+    "buckets",
 )  # fmt: skip
 """The arguments a checkpoint's run must share with the run that resumes it."""
+SETTINGS_BEFORE = {"activation": "crelu", "buckets": 1}
+"""The settings a checkpoint written before they existed was made with (so a run of
+that trainer still resumes)."""
 CHECKPOINT_FORMAT = "cutoff-train-checkpoint-1"
 
 
@@ -633,10 +693,11 @@ class State:
                 if meta.get("format") != CHECKPOINT_FORMAT:
                     raise ValueError("not a checkpoint of this trainer")
                 for name, value in settings.items():
-                    if meta["settings"].get(name) != value:
+                    made = meta["settings"].get(name, SETTINGS_BEFORE.get(name))
+                    if made != value:
                         raise UsageError(
                             f"{path}: made with --{name.replace('_', '-')} "
-                            f"{meta['settings'].get(name)}, this run has {value}"
+                            f"{made}, this run has {value}"
                         )
                 for prefix, weights in (
                     ("w", self.weights),
@@ -704,12 +765,12 @@ def _prefetched(source: Any, order: Any, size: int) -> Iterator[Any]:
             yield batch
 
 
-def _validation_loss(weights: Any, source: Any, index: Any) -> float:
+def _validation_loss(weights: Any, source: Any, index: Any, activation: int) -> float:
     from . import kernel
 
     total = 0.0
     for block in _blocks(index, VALIDATION_BLOCK):
-        total += kernel.batch_loss(weights, source.batch(block)) * len(block)
+        total += kernel.batch_loss(weights, source.batch(block), activation) * len(block)
     return total / len(index)
 
 
@@ -723,10 +784,10 @@ def _quantised_cp(net: Network, source: Any, index: Any) -> Any:
     for start in range(0, len(index), VALIDATION_BLOCK):
         batch = source.batch(index[start : start + VALIDATION_BLOCK])
         kernel.quantised_forward(
-            ft, net.ft_bias.astype(np.int64), net.out_weights[0].astype(np.int64),
-            int(net.out_bias[0]),
-            net.qa, net.qb, net.scale, batch.offsets, batch.white, batch.black,
-            batch.white_to_move, out[start : start + len(batch)],
+            ft, net.ft_bias.astype(np.int64), net.out_weights.astype(np.int64),
+            net.out_bias.astype(np.int64), net.activation, net.qa, net.qb, net.scale,
+            batch.offsets, batch.white, batch.black, batch.white_to_move,
+            out[start : start + len(batch)],
         )  # fmt: skip
     return out
 
@@ -795,8 +856,9 @@ def train(args: Any) -> int:
         flush=True,
     )
     rng = np.random.default_rng(args.seed)
-    weights = kernel.Weights.initial(args.hidden, rng, correction=correction)
-    optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP))
+    activation = ACTIVATIONS[args.activation]
+    weights = kernel.Weights.initial(args.hidden, rng, correction, args.buckets)
+    optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP), activation)
     state = State(weights, optimiser, rng)
     settings = _settings(args)
     if args.resume is not None:
@@ -804,7 +866,7 @@ def train(args: Any) -> int:
         print(f"resumed after epoch {state.epoch} from {args.resume}", flush=True)
     else:
         # Early stopping: the epoch with the lowest validation loss is the one written.
-        state.best_loss = _validation_loss(weights, valid_source, val)
+        state.best_loss = _validation_loss(weights, valid_source, val, activation)
         print(f"before training: validation {state.best_loss:.6f}", flush=True)
     done = args.max_steps is not None and state.steps >= args.max_steps
     written = args.resume is not None  # whether the checkpoint is this run's
@@ -829,7 +891,7 @@ def train(args: Any) -> int:
             rate = count / max(time.monotonic() - epoch_began, 1e-9)
             state.epoch = epoch
             state.history.append(
-                (epoch, total / count, _validation_loss(weights, valid_source, val))
+                (epoch, total / count, _validation_loss(weights, valid_source, val, activation))
             )
             print(
                 f"epoch {epoch} train {state.history[-1][1]:.6f} "
@@ -889,7 +951,7 @@ def train(args: Any) -> int:
     if correction:
         # A damped correction: its loss is worse, its play was better (docs/training.md).
         scale = args.k * args.correction_scale
-    net = quantise(state.best, scale, BASE_HAND if correction else BASE_NONE)
+    net = quantise(state.best, scale, BASE_HAND if correction else BASE_NONE, activation)
     net.write(args.out)
     size = args.out.stat().st_size
     net_cp = _quantised_cp(net, valid_source, val)
@@ -898,7 +960,7 @@ def train(args: Any) -> int:
     added = ", added to the hand-written evaluation" if correction else ""
     if correction and args.correction_scale != 1:
         added += f" at {args.correction_scale:g} of its fitted size"
-    print(f"wrote {args.out} ({size} bytes, hidden {args.hidden}, {net.scale} cp per unit{added})")
+    print(f"wrote {args.out} ({size} bytes, {_shape(args)}, {net.scale} cp per unit{added})")
     # The loss of sigmoid(output / K): a correction's cp are the labels' (K is --k),
     # a network alone's in the units its file gives them.
     loss_k = args.k if correction else net.scale
@@ -936,8 +998,9 @@ def bench(args: Any) -> int:
     if len(source) == 0:
         raise UsageError("no records to measure on")
     rng = np.random.default_rng(args.seed)
-    weights = kernel.Weights.initial(args.hidden, rng)
-    optimiser = kernel.Optimiser(weights, weights.clips(WEIGHT_CLIP, OUT_CLIP))
+    weights = kernel.Weights.initial(args.hidden, rng, buckets=args.buckets)
+    clips = weights.clips(WEIGHT_CLIP, OUT_CLIP)
+    optimiser = kernel.Optimiser(weights, clips, ACTIVATIONS[args.activation])
     order = rng.permutation(np.arange(len(source), dtype=np.int64))
     compiled = time.monotonic()
     optimiser.step(source.batch(np.sort(order[: args.batch_size])), args.lr, args.weight_decay)
@@ -961,7 +1024,7 @@ def bench(args: Any) -> int:
     seconds = time.monotonic() - began
     cpu = time.process_time() - cpu
     print(
-        f"bench: hidden {args.hidden}, {threads} threads, batch {args.batch_size}, {what}: "
+        f"bench: {_shape(args)}, {threads} threads, batch {args.batch_size}, {what}: "
         f"{positions / seconds:,.0f} positions/s ({steps} steps in {seconds:.1f} s; "
         f"kernels {in_kernel / seconds:.0%} of it, waiting for batches the rest; "
         f"compile {compiled:.1f} s not counted; load average {load:.2f} before)"
