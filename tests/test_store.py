@@ -256,6 +256,45 @@ def test_dedup_and_split_keep_each_position_once_and_on_one_side(tmp_path: Path)
     assert same.returncode == 2 and "must not be an input" in same.stderr
 
 
+def test_split_by_chunk_keeps_whole_chunks_apart(tmp_path: Path) -> None:
+    """--by-chunk: every round(1 / fraction)-th input chunk, whole, is validation (a
+    datagen chunk is whole games); a training position also in them is dropped."""
+    fens = game_fens(300, seed=8)
+    # Positions 20-29 again at the end: in chunk 0 (validation) and chunk 5 (training).
+    data_file(tmp_path / "data.gz", fens + fens[:30], {})
+    raw = tmp_path / "raw"
+    made = run_repo_script(
+        "training.store", "convert", str(tmp_path / "data.gz"), "--out", str(raw),
+        "--chunk-size", "64",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    chunks = [np.asarray(chunk) for _, chunk in store.open_chunks(store.Store.at(raw))]
+    assert len(chunks) == 6  # 330 records
+    train, valid = tmp_path / "train", tmp_path / "valid"
+    done = run_repo_script(
+        "training.store", "split", str(raw), "--train", str(train), "--valid", str(valid),
+        "--valid-fraction", "0.25", "--by-chunk", "--chunk-size", "1000",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Every 4th chunk from 0: chunks 0 and 4, whole and in order.
+    assert stored(valid).tobytes() == np.concatenate([chunks[0], chunks[4]]).tobytes()
+    valid_keys = {bytes(r)[:26] for r in stored(valid)}
+    train_records = stored(train)
+    assert not {bytes(r)[:26] for r in train_records} & valid_keys
+    others = np.concatenate([chunks[1], chunks[2], chunks[3], chunks[5]])
+    kept = [r for r in others if bytes(r)[:26] not in valid_keys]
+    assert train_records.tobytes() == np.array(kept, dtype=others.dtype).tobytes()
+    dropped = len(others) - len(kept)
+    assert dropped > 0 and f"({dropped} training records dropped" in done.stdout
+    # --salt 1 shifts the chunks: 3 (and 7, absent).
+    shifted = run_repo_script(
+        "training.store", "split", str(raw), "--train", str(tmp_path / "t1"), "--valid",
+        str(tmp_path / "v1"), "--valid-fraction", "0.25", "--by-chunk", "--salt", "1",
+    )  # fmt: skip
+    assert shifted.returncode == 0, shifted.stderr
+    assert stored(tmp_path / "v1").tobytes() == chunks[3].tobytes()
+
+
 def test_dedup_is_exact_when_every_hash_collides(monkeypatch: pytest.MonkeyPatch) -> None:
     fens = game_fens(200, seed=6)
     fens += fens[::3]

@@ -18,7 +18,10 @@ copied to another folder: the manifests are small and committed
 * ``dedup IN_DIR... --out DIR``: each position once (the first; by position, not by
   label: records' bytes 0-25);
 * ``split IN_DIR --train DIR --valid DIR``: a validation set chosen by a hash of the
-  position, so that a position never lands in both;
+  position, so that a position never lands in both; with ``--by-chunk``, whole input
+  chunks instead (every ``round(1 / fraction)``-th, shifted by ``--salt``), so that
+  validation holds whole games of a datagen store (a chunk is whole games), and the
+  training part drops every position the validation part holds;
 * ``info DIR...``: counts, score and result histograms, the duplicate ratio.
 
 Writes are atomic per chunk: the chunk is written under a temporary name, flushed and
@@ -766,6 +769,8 @@ def split(args: argparse.Namespace, argv: Sequence[str]) -> int:
         "valid_fraction": args.valid_fraction,
         "salt": args.salt,
     }
+    if args.by_chunk:  # (only when given: earlier splits' settings stay as they were)
+        settings["by_chunk"] = True
     writers = {
         part: ChunkWriter(
             Store.at(folder),
@@ -776,19 +781,46 @@ def split(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
         for part, folder in (("train", args.train), ("valid", args.valid))
     }
-    for _, chunk in chunks:
-        array = np.asarray(chunk)
-        valid = in_validation(position_keys(array), args.valid_fraction, args.salt)
-        writers["train"].add(array[~valid])
-        writers["valid"].add(array[valid])
+    dropped = 0
+    if args.by_chunk:
+        chosen = _validation_chunks(len(chunks), args.valid_fraction, args.salt)
+        # A position of a validation game may recur in a training game (an opening, a
+        # common ending): hashes of the validation side, to drop those (a collision of
+        # 64-bit hashes would drop one training position more: harmless).
+        seen = [position_hash(position_keys(np.asarray(chunks[i][1]))) for i in chosen]
+        valid_hashes = np.unique(np.concatenate(seen)) if seen else np.zeros(0, np.uint64)
+        for index, (_, chunk) in enumerate(chunks):
+            array = np.asarray(chunk)
+            if index in chosen:
+                writers["valid"].add(array)
+                continue
+            repeated = np.isin(position_hash(position_keys(array)), valid_hashes)
+            dropped += int(repeated.sum())
+            writers["train"].add(array[~repeated])
+    else:
+        for _, chunk in chunks:
+            array = np.asarray(chunk)
+            valid = in_validation(position_keys(array), args.valid_fraction, args.salt)
+            writers["train"].add(array[~valid])
+            writers["valid"].add(array[valid])
     for writer in writers.values():
         writer.flush()
         _drop_chunks(writer.store, _stale_chunks(writer.store, writer.index))
     print(
         f"train {writers['train'].written} records in {writers['train'].index} chunks, "
         f"valid {writers['valid'].written} in {writers['valid'].index}"
+        + (f" ({dropped} training records dropped: in validation games too)" if dropped else "")
     )
     return 0
+
+
+def _validation_chunks(count: int, fraction: float, salt: int) -> set[int]:
+    """``split --by-chunk``: which of ``count`` input chunks are validation, every
+    ``round(1 / fraction)``-th from ``salt``'s offset (none for fraction 0)."""
+    if fraction <= 0.0:
+        return set()
+    every = max(1, round(1.0 / fraction))
+    return {index for index in range(count) if (index + salt) % every == 0}
 
 
 # ---------------------------------------------------------------- command line
@@ -831,6 +863,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     sub.add_argument("--valid", type=Path, required=True)
     sub.add_argument("--valid-fraction", type=float, default=0.05)
     sub.add_argument("--salt", type=int, default=0, help="another hash, another split")
+    sub.add_argument(
+        "--by-chunk",
+        action="store_true",
+        help="whole input chunks to validation (whole games of a datagen store)",
+    )
     chunk_size(sub)
     args = parser.parse_args(argv)
     if getattr(args, "chunk_size", 1) <= 0:
