@@ -112,7 +112,7 @@ def test_both_output_paths_give_the_same_scores(monkeypatch: pytest.MonkeyPatch)
         check_line(net, chess.Board(), line)
     # Every kind of lane: negative (0), inside [0, qa], and above qa (clamped).
     evaluator = NetworkEvaluator(net, cache_bits=0)
-    weights = evaluator._weights_white[0]
+    weights = evaluator._rows_white[0]
     lanes = np.array([rng.randrange(1 << nnue.LANE_BITS) for _ in range(64 * 64)])
     lanes[:64] = nnue.LANE_OFFSET + np.arange(-32, 32) * net.qa // 16
     for row in lanes.reshape(64, 64):

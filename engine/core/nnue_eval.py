@@ -113,11 +113,14 @@ class NetworkEvaluator(Evaluator):
         self._activation = clipped * clipped if self._squared else clipped
         # The accumulator's low half is White's view: each bucket's output weights in
         # the order [side to move, other side] for either side to move.
-        weights = net.out_weights.astype(np.int64)
-        self._weights_white = weights
-        self._weights_black = np.concatenate((weights[:, hidden:], weights[:, :hidden]), axis=1)
-        self._lists_white: list[list[i64]] = self._weights_white.tolist()
-        self._lists_black: list[list[i64]] = self._weights_black.tolist()
+        white = net.out_weights.astype(np.int64)
+        black = np.concatenate((white[:, hidden:], white[:, :hidden]), axis=1)
+        # Interpreted, each bucket's row as an array in a list (a list index at each
+        # evaluation, not numpy's, which makes a view each time); compiled, as lists.
+        self._rows_white = list(white)
+        self._rows_black = list(black)
+        self._lists_white: list[list[i64]] = white.tolist()
+        self._lists_black: list[list[i64]] = black.tolist()
         self._buckets = net.buckets
         self._qa: i64 = net.qa
         self._biases: list[int] = net.out_bias.tolist()
@@ -155,15 +158,15 @@ class NetworkEvaluator(Evaluator):
         if COMPILED:
             weight_list = self._lists_white[b] if white_to_move else self._lists_black[b]
             if self._squared:
-                dot = output_dot_squared(acc, self._bytes, weight_list, self._qa)
+                dot = output_dot_squared(acc, self._bytes, weight_list, self._qa) // self._qa
             else:
                 dot = output_dot(acc, self._bytes, weight_list, self._qa)
         else:
-            weights = self._weights_white[b] if white_to_move else self._weights_black[b]
+            weights = self._rows_white[b] if white_to_move else self._rows_black[b]
             lanes = np.frombuffer(acc.to_bytes(self._bytes, "little"), dtype=np.uint16)
             dot = int(np.dot(self._activation.take(lanes), weights))
-        if self._squared:
-            dot //= self._qa
+            if self._squared:
+                dot //= self._qa
         return (dot + self._biases[b]) * self._scale // self._divisor
 
     def _store(self, slot: int, key: int, score: int) -> int:
