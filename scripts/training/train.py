@@ -74,6 +74,7 @@ from engine.core.nnue import (
     MIRROR,
     SCRELU,
     Network,
+    bucket,
 )
 
 from ..common import ToolParser, UsageError
@@ -226,10 +227,9 @@ def quantised_cp(net: Network, data: Data, index: npt.NDArray[np.int64]) -> Any:
     them = np.clip(np.where(stm, black, white), 0, net.qa)
     if net.activation == SCRELU:
         us, them = us * us, them * them
-    # engine.core.nnue.bucket of each position's piece count.
+    # engine.core.nnue.bucket of each position's piece count, through a table of it.
     pieces = (data.white[index] != PAD).sum(axis=1)
-    step = -(-32 // net.buckets)
-    which = np.clip((pieces - 2) // step, 0, net.buckets - 1)
+    which = np.array([bucket(n, net.buckets) for n in range(INPUTS + 1)])[pieces]
     weights = net.out_weights.astype(np.int64)[which]
     dot = (us * weights[:, : net.hidden]).sum(axis=1) + (them * weights[:, net.hidden :]).sum(
         axis=1
