@@ -81,6 +81,14 @@ def test_the_turning_point_is_where_the_winners_score_settles(tmp_path: Path) ->
     (point,) = out["turning_points"]
     assert point["ply"] == 7 and point["phase"] == "opening"
     assert point["loser"] == "B" and point["loser_score"] == -0.30 and not point["seen"]
+    # The winner, its score at the turning move, and the position it moved from: after
+    # six plies of knight shuffles, the start position with White to move.
+    assert point["winner"] == "A" and point["winner_score"] == 2.20
+    board = chess.Board()
+    for move in SHUFFLE + SHUFFLE[:2]:
+        board.push_uci(move)
+    assert point["fen"] == board.fen()
+    assert point["fen"].split()[1] == "w"
     engines = by_engine(out)
     assert engines["B"]["losses"] == 1 and engines["B"]["seen_by_loser"] == 0
     assert engines["B"]["turning_points"]["opening"] == 1
@@ -99,8 +107,13 @@ def test_phases_seen_losses_mates_and_the_margin(tmp_path: Path) -> None:
     write_game(pgn, [*quiet, "+0.30", "-5.00", "+4.00"], "1-0", fen=LATE)
     # The start position after 16 moves each: 14 pieces, the middlegame.
     write_game(pgn, [*quiet, "+2.00", "-0.90", "+2.00"], "1-0")
-    engines = by_engine(report(str(pgn)))
+    out = report(str(pgn))
+    engines = by_engine(out)
     a, b = engines["A"], engines["B"]
+    # Black's mate score is its turning point, from a position with Black to move.
+    mate = out["turning_points"][0]
+    assert mate["winner"] == "B" and mate["winner_score"] == 100.0
+    assert mate["fen"].split()[1] == "b" and mate["ply"] == 34
     assert a["losses"] == 1 and a["turning_points"]["endgame"] == 1 and a["seen_by_loser"] == 1
     assert b["losses"] == 2 and b["seen_by_loser"] == 1
     assert b["turning_points"]["late middlegame"] == 1 and b["turning_points"]["middlegame"] == 1

@@ -12,6 +12,10 @@ that did not see it was out-searched or misjudged the position; one that saw it
 lost earlier than its scores suggest. It also counts, per engine, the games in
 which its opponent's score conceded it an advantage (at or below minus half the
 margin at some point) and how those games ended: advantages not converted.
+``--json`` lists every turning point: the game's round, the loser and the winner,
+the ply and phase, the winner's score at its turning move and the loser's on its
+last move before it (each from its own side), and the position the winner moved
+from (FEN), which ``turning_evals`` gives to engines.
 
 Usage: ``python -m scripts.matches.turning_points MATCH.pgn [MORE.pgn ...]
 [--margin PAWNS] [--json]``.
@@ -25,6 +29,7 @@ comments, and decisive games whose winner's score never settled above the margin
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -165,7 +170,7 @@ def add_game(report: Report, game: chess.pgn.Game) -> None:
     if turn is None:
         loser_record.unclear += 1
         return
-    ply, _, phase = turn
+    ply, winner_score, phase = turn
     before = [score for loser_ply, score, _ in scored[not winner] if loser_ply < ply]
     seen = bool(before) and before[-1] <= -half
     loser_record.phases[phase] += 1
@@ -178,8 +183,19 @@ def add_game(report: Report, game: chess.pgn.Game) -> None:
             "phase": phase,
             "loser_score": before[-1] if before else None,
             "seen": seen,
+            "winner": names[winner],
+            "winner_score": winner_score,
+            "fen": position_before(game, ply).fen(),
         }
     )
+
+
+def position_before(game: chess.pgn.Game, ply: int) -> chess.Board:
+    """The position of ``game`` before its move ``ply`` (1: the first move)."""
+    board = game.board()
+    for move in itertools.islice(game.mainline_moves(), ply - 1):
+        board.push(move)
+    return board
 
 
 def read_files(paths: Sequence[str], margin: float, on_error: ErrorReport) -> Report:
