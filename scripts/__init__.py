@@ -46,6 +46,7 @@ project's standard strength test, and ``openings/``, the shipped openings):
 - ``matches.match_pgn``           reading match PGNs for the post-match tools.
 - ``matches.clock_use``           where the clock went: the engines' time use in a match.
 - ``matches.turning_points``      where a match's games were decided, by the engines' scores.
+- ``matches.turning_evals``       what Stockfish's and Cutoff's evaluations said at those points.
 - ``matches.paired``              two versions of an engine on the same openings, paired.
 - ``matches.opening_lines``       opening positions (EPD or FEN lines) written as PGN games.
 - ``matches.polyglot_book``       a Polyglot book (``.bin``) from the first moves of PGN games.
