@@ -134,3 +134,10 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"paired: {one}: game 2: illegal san: 'Qxh7'")
     assert json.loads(proc.stdout)["total"]["openings"] == 1
+
+
+def test_help_says_what_it_computes() -> None:
+    # argparse does not %-format a description, so a doubled percent would print as is.
+    proc = run("--help")
+    assert proc.returncode == 0
+    assert "with its 95 % interval" in " ".join(proc.stdout.split())

@@ -120,7 +120,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = ToolParser(
         prog=PROG,
         description="The score difference of two versions of an engine against the same "
-        "opponent from the same openings, paired by opening, with its 95 %% interval.",
+        "opponent from the same openings, paired by opening, with its 95 % interval.",
     )
     parser.add_argument(
         "pgn",
