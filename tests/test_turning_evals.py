@@ -29,9 +29,9 @@ from scripts.matches.turning_evals import (
     format_report,
     main,
     pawns,
-    stockfish_static,
     summarise,
 )
+from scripts.training.engines import stockfish_static_pawns
 from tests.conftest import REPO
 
 TOOL = [sys.executable, "-m", "scripts.matches.turning_evals"]
@@ -214,15 +214,15 @@ def test_stockfish_static_reads_the_final_evaluation() -> None:
         "NNUE evaluation        +6.64 (white side)",
         "Final evaluation       +6.47 (white side) [with scaled NNUE, hybrid, ...]",
     ]
-    assert stockfish_static(lines) == 6.47
-    assert stockfish_static(["Final evaluation       -0.72 (white side)"]) == -0.72
-    assert stockfish_static(["Final evaluation: none (in check)"]) is None
+    assert stockfish_static_pawns(lines) == 6.47
+    assert stockfish_static_pawns(["Final evaluation       -0.72 (white side)"]) == -0.72
+    assert stockfish_static_pawns(["Final evaluation: none (in check)"]) is None
     with pytest.raises(ValueError, match="no 'Final evaluation'"):
-        stockfish_static(["readyok"])
+        stockfish_static_pawns(["readyok"])
     with pytest.raises(ValueError, match="cannot read"):
-        stockfish_static(["Final evaluation       +0.72 (black side)"])
+        stockfish_static_pawns(["Final evaluation       +0.72 (black side)"])
     with pytest.raises(ValueError, match="cannot read"):
-        stockfish_static(["Final evaluation       nan (white side)"])
+        stockfish_static_pawns(["Final evaluation       nan (white side)"])
 
 
 def test_cutoff_static_reads_what_the_search_uses() -> None:

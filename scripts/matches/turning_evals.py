@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import re
 import shutil
 import statistics
@@ -70,7 +69,12 @@ from ..common import (
     report_failure,
     uci_option_values,
 )
-from ..training.engines import STOCKFISH_PATHS, UciPipe, start_engine
+from ..training.engines import (
+    STOCKFISH_PATHS,
+    UciPipe,
+    start_engine,
+    stockfish_static_pawns,
+)
 from .match_pgn import LineReport, first_missing
 from .turning_points import MATE_PAWNS, read_files
 
@@ -97,28 +101,10 @@ FIGURES = (
 STATIC_FIGURES = ("stockfish_static", "cutoff_static")
 """The figures whose count of clear readings the text report prints."""
 
-_FINAL_EVALUATION = re.compile(r"^Final evaluation\s*:?\s*(\S+)\s*(.*)$")
 _CUTOFF_EVALUATION = re.compile(
     r"^(NNUE )?[Ee]valuation: ([+-]?\d+) cp from white's point of view$"
 )
 _SEARCHING_WITH = "Searching with: "
-
-
-def stockfish_static(lines: Sequence[str]) -> Optional[float]:
-    """Stockfish 15.1's ``eval`` output as pawns from White's view; None in check
-    (``Final evaluation: none (in check)``). ``ValueError`` when no line reads."""
-    for line in lines:
-        found = _FINAL_EVALUATION.match(line.strip())
-        if found is None:
-            continue
-        value, rest = found.groups()
-        if value == "none" and "in check" in rest:
-            return None
-        with contextlib.suppress(ValueError):
-            if rest.startswith("(white side)") and math.isfinite(float(value)):
-                return float(value)
-        raise ValueError(f"cannot read a static evaluation from {line.strip()!r}")
-    raise ValueError("no 'Final evaluation' line after eval")
 
 
 def cutoff_static(lines: Sequence[str]) -> tuple[float, str]:
@@ -219,7 +205,7 @@ class Engines:
             info = engine.analyse(board, SEARCH, game=game)
             figures[key] = pawns(info.get("score"), side)
         try:
-            white = stockfish_static(self.stockfish_eval.evaluate(board))
+            white = stockfish_static_pawns(self.stockfish_eval.evaluate(board))
         except ValueError as exc:
             raise EngineMoveError(f"stockfish, {board.fen()}: {exc}") from None
         figures["stockfish_static"] = None if white is None else sign * white

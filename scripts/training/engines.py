@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
 
@@ -368,6 +369,26 @@ _FINAL_EVALUATION = re.compile(r"^Final evaluation\s*:?\s*(\S+)(.*)$")
 _WHITE_SIDE = re.compile(r"^\s*\(white side\)")
 
 
+def stockfish_static_pawns(lines: Sequence[str]) -> Optional[float]:
+    """Stockfish 15.1's ``eval`` output as pawns from White's view; None in check
+    (``Final evaluation: none (in check)``). ``ValueError`` when no line reads."""
+    for line in lines:
+        found = _FINAL_EVALUATION.match(line.strip())
+        if found is None:
+            continue
+        value, rest = found.groups()
+        if value == "none" and "in check" in rest:
+            return None
+        try:
+            pawns = float(value)
+        except ValueError:
+            pawns = math.nan
+        if not math.isfinite(pawns) or not _WHITE_SIDE.match(rest):
+            raise ValueError(f"cannot read a static evaluation from {line.strip()!r}")
+        return pawns
+    raise ValueError("no 'Final evaluation' line after eval")
+
+
 class UciPipe:
     """An engine process driven through its text: started with the repository root as
     its working directory and stdin a pipe (so it ends when this process does, even
@@ -656,27 +677,14 @@ class StaticLabeller(UciPipe):
         """The static evaluation (cp, White's view, clipped) and no move; None in check."""
         self._send(f"position fen {board.fen()}", "eval", "isready")
         lines = self._until("readyok")
-        for line in lines:
-            found = _FINAL_EVALUATION.match(line.strip())
-            if found is None:
-                continue
-            value, rest = found.groups()
-            if value == "none" and "in check" in rest:
-                return None
-            try:
-                pawns = float(value)
-            except ValueError:
-                pawns = math.nan
-            if not math.isfinite(pawns) or not _WHITE_SIDE.match(rest):
-                raise EngineMoveError(
-                    f"teacher {self.name!r}: cannot read a static evaluation from {line!r}"
-                )
-            return clip(round(pawns * 100)), None
-        last = next((line for line in reversed(lines) if line.strip()), "")
-        raise EngineMoveError(
-            f"teacher {self.name!r}: no 'Final evaluation' line after eval "
-            f"(last line {last!r}) for {board.fen()}"
-        )
+        try:
+            pawns = stockfish_static_pawns(lines)
+        except ValueError as exc:
+            last = next((line for line in reversed(lines) if line.strip()), "")
+            raise EngineMoveError(
+                f"teacher {self.name!r}: {exc} (last line {last!r}) for {board.fen()}"
+            ) from None
+        return None if pawns is None else (clip(round(pawns * 100)), None)
 
 
 Teacher = Union[Labeller, StaticLabeller]
